@@ -1,3 +1,70 @@
 // Package jsonschema validates tool arguments against JSON Schema draft
 // 2020-12, reporting the first failure in the Python library's order.
+//
+// # Contract
+//
+// Compile checks a decoded JSON schema as the draft 2020-12 metaschema would
+// for the supported keywords and compiles it once into a tree of small
+// closures; a *Schema is immutable and safe for concurrent use. An invalid
+// schema gives a *CompileError naming the offending keyword of the schema
+// itself (for example "type" for "type": "strnig", "pattern" for a pattern
+// RE2 cannot compile, "$ref" for a reference that does not resolve) and its
+// JSON pointer. Keywords are checked in alphabetical order, depth first, and
+// the first problem is reported.
+//
+// Validate returns nil or the first failure, in the order of the Python
+// library, which validates against a canonicalized schema (keys sorted at
+// every level): keywords apply in alphabetical order (additionalProperties <
+// properties < required < type; minimum < type), properties in name order,
+// array items in index order, depth first. The failure carries the instance
+// path and the innermost failing keyword: applicators that descend into
+// subschemas ($ref, allOf, properties, patternProperties, additionalProperties
+// with a schema, items, prefixItems, dependentSchemas, if/then/else,
+// propertyNames) report the keyword that failed inside and where it failed.
+// anyOf, oneOf and not report themselves at the current path (this is what
+// Python's first error carries; its best_match heuristic is not used).
+// contains reports "contains" when no item matches and "minContains" or
+// "maxContains" when the count is off. items: false and additionalProperties:
+// false report themselves at the array or object; any other false subschema
+// reports "schema" (Python's error has no keyword there and prints "schema").
+// When several object members fail the same keyword (additionalProperties or
+// patternProperties with a schema, propertyNames), the name that sorts first
+// is reported: Go maps have no order, Python would follow insertion order.
+//
+// A valid instance is checked without allocating (json.Number numbers are
+// compared as exact decimals in place); a failure allocates its error.
+//
+// # Keywords
+//
+// Asserted: type, enum, const, minimum, maximum, exclusiveMinimum,
+// exclusiveMaximum, multipleOf, minLength, maxLength, pattern, format,
+// minItems, maxItems, uniqueItems, items, prefixItems, contains (with
+// minContains and maxContains), properties, patternProperties,
+// additionalProperties, propertyNames, required, minProperties,
+// maxProperties, dependentRequired, dependentSchemas, allOf, anyOf, oneOf,
+// not, if/then/else, $ref, and the boolean schemas true and false.
+//
+// Numbers compare by exact value: 1 equals 1.0, "integer" accepts 1.0 and
+// 2e3, booleans are never numbers, multipleOf is exact (0.3 is a multiple of
+// 0.1). Lengths count Unicode code points. pattern and patternProperties use
+// Go's RE2 syntax with search (unanchored) semantics.
+//
+// Formats asserted on strings (other formats always pass): date, date-time
+// and time (RFC 3339, "T" and "Z" in either case, no leap second), email
+// (contains "@", as Python's checker), ipv4 and ipv6 (no zones, no leading
+// zeros), uuid (8-4-4-4-12 hex digits), uri (absolute RFC 3986 URI) and
+// regex (compiles in RE2).
+//
+// $ref accepts "#" and local "#/..." JSON pointers into the root schema
+// (the engine rejects external references first). Recursive references
+// work; a reference cycle that never descends into the instance (such as
+// {"$ref": "#"}) is a CompileError for "$ref" instead of endless recursion.
+//
+// Annotations (title, description, default, examples, $schema, $id,
+// $comment, readOnly, deprecated, content*, ...) are checked for shape and
+// otherwise ignored; defaults are never injected.
+//
+// Not supported: unevaluatedProperties and unevaluatedItems (their values
+// are checked as schemas but not asserted), $dynamicRef, $anchor lookups and
+// $id base-URI changes (all references resolve against the root).
 package jsonschema
