@@ -19,6 +19,8 @@ type node struct {
 	ptr    string
 	checks []check
 	edges  []edge // subschemas applied to the same instance (cycle check)
+	ann    *annot // for unevaluated*; nil for boolean schemas
+	refTo  *node  // target of $ref
 }
 
 type edge struct {
@@ -57,8 +59,15 @@ func at(q bool, e *ValidationError, seg string) *ValidationError {
 }
 
 type compiler struct {
-	root  any
-	nodes map[string]*node // by JSON pointer, so $ref and recursion share nodes
+	root    any
+	nodes   map[string]*node // by JSON pointer, so $ref and recursion share nodes
+	objects []object         // every schema object, for annotate
+	uneval  bool             // an unevaluated* keyword was seen
+}
+
+type object struct {
+	n *node
+	s map[string]any
 }
 
 func escapeToken(s string) string {
@@ -181,7 +190,8 @@ var anchorRE = regexp.MustCompile(`^[A-Za-z_][-A-Za-z0-9._]*$`)
 // fill compiles the keywords of one schema object in alphabetical order,
 // the order in which they are applied.
 func (c *compiler) fill(n *node, s map[string]any) error {
-	for _, kw := range sortedKeys(s) {
+	keys := sortedKeys(s)
+	for _, kw := range keys {
 		raw := s[kw]
 		ptr := child(n.ptr, kw)
 		chk, err := c.keyword(n, s, kw, ptr, raw)
@@ -192,6 +202,7 @@ func (c *compiler) fill(n *node, s map[string]any) error {
 			n.checks = append(n.checks, chk)
 		}
 	}
+	c.objects = append(c.objects, object{n, s})
 	return nil
 }
 
@@ -250,11 +261,24 @@ func (c *compiler) keyword(n *node, s map[string]any, kw, ptr string, raw any) (
 				return nil, err
 			}
 		}
-	case "contentSchema", "unevaluatedItems", "unevaluatedProperties", "then", "else":
-		// then/else are applied by "if"; the others are not asserted.
+	case "contentSchema", "then", "else":
+		// then/else are applied by "if"; contentSchema is an annotation.
 		if _, err := c.compile(kw, ptr, raw); err != nil {
 			return nil, err
 		}
+	case "unevaluatedProperties":
+		c.uneval = true
+		sub, err := c.compile(kw, ptr, raw)
+		if err != nil {
+			return nil, err
+		}
+		return unevaluatedProperties(n, sub), nil
+	case "unevaluatedItems":
+		c.uneval = true
+		if _, err := c.compile(kw, ptr, raw); err != nil {
+			return nil, err
+		}
+		return unevaluatedItems(n), nil
 	case "format":
 		f, ok := raw.(string)
 		if !ok {
@@ -994,6 +1018,7 @@ func (c *compiler) ref(n *node, ptr string, raw any) (check, error) {
 		return nil, err
 	}
 	n.edges = append(n.edges, edge{sub, ptr})
+	n.refTo = sub
 	return sub.validate, nil
 }
 

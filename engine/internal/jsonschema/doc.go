@@ -42,7 +42,12 @@
 // minContains and maxContains), properties, patternProperties,
 // additionalProperties, propertyNames, required, minProperties,
 // maxProperties, dependentRequired, dependentSchemas, allOf, anyOf, oneOf,
-// not, if/then/else, $ref, and the boolean schemas true and false.
+// not, if/then/else, $ref, unevaluatedProperties, unevaluatedItems, and the
+// boolean schemas true and false. unevaluatedProperties and
+// unevaluatedItems report themselves at the object or array and follow
+// Python's annotation collection (properties, patternProperties,
+// additionalProperties, items, prefixItems, contains, and the valid
+// branches of allOf, anyOf, oneOf, if/then/else, dependentSchemas, $ref).
 //
 // Numbers compare by exact value: 1 equals 1.0, "integer" accepts 1.0 and
 // 2e3, booleans are never numbers, multipleOf is exact (0.3 is a multiple of
@@ -64,7 +69,6 @@
 // $comment, readOnly, deprecated, content*, ...) are checked for shape and
 // otherwise ignored; defaults are never injected.
 //
-// Not supported: unevaluatedProperties and unevaluatedItems (their values
-// are checked as schemas but not asserted), $dynamicRef, $anchor lookups and
-// $id base-URI changes (all references resolve against the root).
+// Not supported: $dynamicRef, $anchor lookups and $id base-URI changes (all
+// references resolve against the root).
 package jsonschema

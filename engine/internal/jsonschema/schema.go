@@ -56,6 +56,11 @@ func Compile(schema any) (*Schema, error) {
 	if err := c.checkCycles(); err != nil {
 		return nil, err
 	}
+	if c.uneval {
+		for _, o := range c.objects {
+			c.annotate(o.n, o.s)
+		}
+	}
 	return &Schema{root: root}, nil
 }
 
