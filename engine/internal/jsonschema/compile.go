@@ -922,11 +922,27 @@ func (c *compiler) additionalProperties(s map[string]any, ptr string, raw any) (
 	if b, ok := raw.(bool); ok && !b {
 		// additionalProperties: false reports itself at the object.
 		return func(q bool, inst any) *ValidationError {
-			if obj, ok := inst.(map[string]any); ok {
-				for k := range obj {
-					if extra(k) {
-						return fail(q, "additionalProperties")
+			obj, ok := inst.(map[string]any)
+			if !ok {
+				return nil
+			}
+			if len(res) == 0 && known.m == nil {
+				// Few names and no patterns: counting the known names
+				// present is cheaper than iterating the map.
+				n := 0
+				for _, name := range known.list {
+					if _, ok := obj[name]; ok {
+						n++
 					}
+				}
+				if n == len(obj) {
+					return nil
+				}
+				return fail(q, "additionalProperties")
+			}
+			for k := range obj {
+				if extra(k) {
+					return fail(q, "additionalProperties")
 				}
 			}
 			return nil
@@ -990,19 +1006,24 @@ func (c *compiler) ref(n *node, ptr string, raw any) (check, error) {
 	target, canon := c.root, ""
 	if frag != "" {
 		for _, tok := range strings.Split(frag[1:], "/") {
-			tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-			canon = child(canon, tok)
 			switch t := target.(type) {
 			case map[string]any:
+				tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
 				if target, ok = t[tok]; !ok {
 					return nil, cerr("$ref", ptr)
 				}
+				canon = child(canon, tok)
 			case []any:
+				// Python's int(): "01" and "+1" work, -1 counts from the end.
 				i, err := strconv.Atoi(tok)
-				if err != nil || i < 0 || i >= len(t) || (len(tok) > 1 && tok[0] == '0') || tok[0] == '+' {
+				if err == nil && i < 0 {
+					i += len(t)
+				}
+				if err != nil || i < 0 || i >= len(t) {
 					return nil, cerr("$ref", ptr)
 				}
 				target = t[i]
+				canon = child(canon, strconv.Itoa(i))
 			default:
 				return nil, cerr("$ref", ptr)
 			}

@@ -250,6 +250,8 @@ var validateCases = []vcase{
 	{"ref root recursion", `{"type":"object","properties":{"name":{"type":"string"},"children":{"type":"array","items":{"$ref":"#"}}},"required":["name"]}`, `{"name":"a","children":[{"name":"b","children":[{"name":"c","children":[{}]}]}]}`, "children.0.children.0.children.0 required"},
 	{"ref root recursion ok", `{"type":"object","properties":{"name":{"type":"string"},"children":{"type":"array","items":{"$ref":"#"}}},"required":["name"]}`, `{"name":"a","children":[{"name":"b","children":[]}]}`, "ok"},
 	{"ref mutual recursion", `{"$defs":{"a":{"type":"array","items":{"$ref":"#/$defs/b"}},"b":{"anyOf":[{"type":"integer"},{"$ref":"#/$defs/a"}]}},"$ref":"#/$defs/a"}`, `[1,[2,[3,[4]]],[["x"]]]`, "2 anyOf"},
+	{"ref python index", `{"x-list":[{"type":"string"},{}],"properties":{"a":{"$ref":"#/x-list/00"},"b":{"$ref":"#/x-list/-1"}}}`, `{"a":1,"b":1}`, "a type"},
+	{"ref negative index", `{"x-list":[{"type":"string"},{}],"properties":{"a":{"$ref":"#/x-list/00"},"b":{"$ref":"#/x-list/-2"}}}`, `{"a":"x","b":1}`, "b type"},
 	{"ref false", `{"$defs":{"no":false},"properties":{"a":{"$ref":"#/$defs/no"}}}`, `{"a":1}`, "a schema"},
 
 	// unevaluatedProperties and unevaluatedItems
@@ -372,7 +374,8 @@ var compileErrorCases = []ccase{
 	{"ref external", `{"$ref":"other.json#/a"}`, "$ref", "/$ref"},
 	{"ref anchor", `{"$ref":"#foo"}`, "$ref", "/$ref"},
 	{"ref not a schema", `{"definitions":{"n":3},"$ref":"#/definitions/n"}`, "$ref", "/$ref"},
-	{"ref bad index", `{"allOf":[{}],"properties":{"a":{"$ref":"#/allOf/01"}}}`, "$ref", "/properties/a/$ref"},
+	{"ref bad index", `{"allOf":[{}],"properties":{"a":{"$ref":"#/allOf/x"}}}`, "$ref", "/properties/a/$ref"},
+	{"ref index out of range", `{"allOf":[{}],"properties":{"a":{"$ref":"#/allOf/-2"}}}`, "$ref", "/properties/a/$ref"},
 	{"ref self cycle", `{"$ref":"#"}`, "$ref", "/$ref"},
 	{"ref mutual cycle", `{"$defs":{"a":{"$ref":"#/$defs/b"},"b":{"allOf":[{"$ref":"#/$defs/a"}]}}}`, "$ref", "/$defs/b/allOf/0/$ref"},
 	{"ref cycle through not", `{"not":{"$ref":"#"}}`, "$ref", "/not/$ref"},
