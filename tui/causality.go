@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -26,7 +27,8 @@ type ladder struct {
 	requested int
 	attempts  []attemptRow
 	cancel    *tracer.Event
-	stop      string // why retrying stopped, or what is going on
+	exit      *tracer.Event // the call node's exit, once it happened
+	stop      string        // why retrying stopped, or what is going on
 }
 
 // buildLadder collects the attempts of e's call instance up to event
@@ -71,6 +73,8 @@ func buildLadder(h *history, e *tracer.Event, upto int) *ladder {
 			}
 		case tracer.Cancel:
 			l.cancel = ev
+		case tracer.NodeExit:
+			l.exit = ev
 		}
 	}
 	if len(l.attempts) == 0 && l.cancel == nil {
@@ -118,6 +122,10 @@ func (l *ladder) stopReason() string {
 		return fmt.Sprintf("backoff over, attempt %d next", last.attempt+1)
 	}
 	end := last.end
+	if end.Error != nil && l.exit == nil && end.Reason == "" && !isCancellation(end.Error.Type, end.Reason) &&
+		(l.requested == 0 || last.attempt < l.requested) {
+		return fmt.Sprintf("attempt %d failed; retry decision pending", last.attempt)
+	}
 	if end.Error == nil {
 		if n == 1 {
 			return "succeeded on the first attempt"
@@ -129,7 +137,7 @@ func (l *ladder) stopReason() string {
 	case isCancellation(end.Error.Type, end.Reason):
 		why = "cancelled"
 	case l.requested == 1:
-		why = "not retried: not idempotent or max_attempts 1 (Requested == 1)"
+		why = "not retried: Requested == 1 (not idempotent, or max_attempts 1)"
 	case l.requested > 0 && last.attempt >= l.requested:
 		why = fmt.Sprintf("attempts exhausted (%d of %d)", last.attempt, l.requested)
 	default:
@@ -150,7 +158,7 @@ func isCancellation(errType, reason string) bool {
 }
 
 // render writes the ladder as text lines.
-func (l *ladder) render(st *Styles) []string {
+func (l *ladder) render(st *Styles, selected int) []string {
 	head := "Retry ladder"
 	if l.tool != "" {
 		head += "  " + l.tool
@@ -176,6 +184,9 @@ func (l *ladder) render(st *Styles) []string {
 		if a.end != nil && a.end.Duration > 0 {
 			line += st.Muted.Render("  " + a.end.Duration.Round(time.Microsecond).String())
 		}
+		if a.attempt == selected {
+			line += st.Accent.Render(" ◀")
+		}
 		out = append(out, line)
 		if a.backedOff {
 			s := "             backoff " + formatMS(a.backoffMS)
@@ -189,7 +200,13 @@ func (l *ladder) render(st *Styles) []string {
 		out = append(out, "  "+st.Status[statusCancelled].Render("⊘ cancelled before any attempt"))
 	}
 	if l.stop != "" {
-		out = append(out, "  stopped: "+st.Bold.Render(l.stop))
+		label := "  stopped: "
+		for _, p := range []string{"in progress", "backing off", "backoff over", "attempt "} {
+			if strings.HasPrefix(l.stop, p) {
+				label = "  now: "
+			}
+		}
+		out = append(out, label+st.Bold.Render(l.stop))
 	}
 	return out
 }
@@ -224,20 +241,29 @@ func buildCausality(h *history, e *tracer.Event, upto int) *causality {
 		if int(fi) > upto {
 			break
 		}
-		c.first = h.events[fi]
-		break
+		f := h.events[fi]
+		failedNode := f.Kind == tracer.NodeExit && f.Error != nil && !isCancellation(f.Error.Type, f.Reason)
+		if failedNode || (f.Kind == tracer.BranchOutcome && f.Outcome != nil && !f.Outcome.Success) {
+			c.first = f
+			break
+		}
 	}
 	if failure != nil {
-		seen := map[int32]bool{}
-		for _, key := range []string{failure.Site.String(), instanceKey(failure.Site), failure.Site.Path} {
-			for _, ci := range h.causes[key] {
-				if int(ci) > upto || seen[ci] {
-					continue
-				}
-				seen[ci] = true
-				ce := h.events[ci]
-				c.cancelled = append(c.cancelled, cancelled{cancel: ce, inFlight: inFlight(h, int(ci))})
+		inst := instanceKey(failure.Site)
+		var idx []int
+		for cause, list := range h.causes {
+			if cause != inst && !strings.HasPrefix(cause, inst+"#") && !strings.HasPrefix(cause, inst+"[") {
+				continue
 			}
+			for _, ci := range list {
+				if int(ci) <= upto {
+					idx = append(idx, int(ci))
+				}
+			}
+		}
+		slices.Sort(idx)
+		for _, ci := range idx {
+			c.cancelled = append(c.cancelled, cancelled{cancel: h.events[ci], inFlight: inFlight(h, ci)})
 		}
 	} else if e.Kind == tracer.Cancel {
 		c.cancelled = append(c.cancelled, cancelled{cancel: e, inFlight: inFlight(h, upto)})
@@ -318,7 +344,7 @@ func (c *causality) render(st *Styles) []string {
 	if c.first != nil {
 		out = append(out, "  first failure: "+st.Error.Render(failureText(c.first)))
 	}
-	if c.failure != nil && c.failure != c.first {
+	if c.failure != nil && c.failure != c.first && (c.first == nil || c.first.Branch != c.failure.Branch || c.failure.Branch < 0) {
 		out = append(out, "  this failure:  "+st.Error.Render(failureText(c.failure)))
 	}
 	if len(c.cancelled) == 0 {

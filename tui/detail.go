@@ -127,6 +127,29 @@ func detailLines(c *common, h *history, i int) []string {
 	}
 	field("message", e.Message)
 
+	// The ladder and the causality use every event received so far, so a
+	// step shows what came of it.
+	known := h.len() - 1
+	l := buildLadder(h, e, known)
+	if l != nil {
+		out = append(out, "")
+		out = append(out, l.render(st, e.Site.Attempt)...)
+	}
+	retried := false
+	if l != nil && e.Kind == tracer.ToolAttemptEnd {
+		if r := l.row(e.Site.Attempt); r != nil && r.backedOff {
+			retried = true // a retried attempt failed nobody
+		}
+	}
+	if l != nil && !retried && e.Kind == tracer.ToolAttemptEnd && e.Error != nil && l.exit == nil && l.cancel == nil &&
+		strings.HasSuffix(l.stop, "pending") {
+		retried = true // not known yet
+	}
+	if cz := buildCausality(h, e, known); cz != nil && !retried {
+		out = append(out, "")
+		out = append(out, cz.render(st)...)
+	}
+
 	// The call's arguments: on this event, or on its attempt's start.
 	args := e.Arguments
 	if args == nil && (e.Kind == tracer.ToolAttemptEnd || e.Kind == tracer.RetryBackoffStart ||
@@ -154,14 +177,6 @@ func detailLines(c *common, h *history, i int) []string {
 	if len(e.Data) > 0 && e.Kind != tracer.ReplayMismatch {
 		out = append(out, "", st.Bold.Render("data"))
 		out = append(out, c.hl.lines(st, e.Data)...)
-	}
-	if l := buildLadder(h, e, i); l != nil {
-		out = append(out, "")
-		out = append(out, l.render(st)...)
-	}
-	if cz := buildCausality(h, e, i); cz != nil {
-		out = append(out, "")
-		out = append(out, cz.render(st)...)
 	}
 	return out
 }

@@ -55,8 +55,8 @@ type history struct {
 	// lastCounters[i] is the index of the latest event at or before i that
 	// carries Counters, or -1.
 	lastCounters []int32
-	// calls groups the tool, backoff and cancel events of one call instance
-	// (site without attempt).
+	// calls groups the tool, backoff, cancel and node.exit events of one
+	// call instance (site without attempt).
 	calls map[string][]int32
 	// causes groups cancel events by the site that caused them.
 	causes map[string][]int32
@@ -200,7 +200,7 @@ func (h *history) append(e *tracer.Event) {
 	}
 	h.lastCounters = append(h.lastCounters, last)
 	switch e.Kind {
-	case tracer.ToolAttemptStart, tracer.ToolAttemptEnd, tracer.RetryBackoffStart, tracer.RetryBackoffEnd, tracer.Cancel:
+	case tracer.ToolAttemptStart, tracer.ToolAttemptEnd, tracer.RetryBackoffStart, tracer.RetryBackoffEnd, tracer.Cancel, tracer.NodeExit:
 		k := instanceKey(e.Site)
 		h.calls[k] = append(h.calls[k], idx)
 	}

@@ -8,8 +8,12 @@ import (
 	tea "charm.land/bubbletea/v2"
 )
 
-// statusBar is the top line: mode, run name, run state, budget counters as
-// of the cursor, the policy in force, breakpoints, and the latest note.
+// statusLines is the height of the status bar.
+const statusLines = 2
+
+// statusBar is the top of the screen: mode, run name, run state, budget
+// counters as of the cursor, breakpoints and the policy in force; below
+// them the latest note (what just happened).
 type statusBar struct {
 	c      *common
 	sess   *session
@@ -21,7 +25,7 @@ type statusBar struct {
 
 func newStatusBar(c *common) statusBar { return statusBar{c: c} }
 
-// SetSize sets the bar's width; it is always one line high.
+// SetSize sets the bar's width; it is always statusLines high.
 func (b statusBar) SetSize(w, _ int) statusBar {
 	b.width = w
 	return b
@@ -53,7 +57,7 @@ func (b statusBar) stateText() string {
 // View renders the bar: first line the facts, second the latest note.
 func (b statusBar) View() string {
 	if b.sess == nil {
-		return fitLine("", b.width)
+		return fitLine("", b.width) + "\n" + fitLine("", b.width)
 	}
 	st := b.c.styles
 	s := b.sess
@@ -73,23 +77,37 @@ func (b statusBar) View() string {
 	if c := s.hist.counters(); c != nil {
 		parts = append(parts, fmt.Sprintf("nodes %d · tool calls %d", c.Nodes, c.ToolCalls))
 	}
-	if s.spec.Policy != "" {
-		parts = append(parts, st.Muted.Render("policy: ")+s.spec.Policy)
-	}
 	bp := fmt.Sprintf("breakpoints %d", s.enabledBreakpoints())
 	if s.runTo != nil {
 		bp += " +run-to " + s.runTo.Kind.String()
 	}
 	parts = append(parts, bp)
+	if s.spec.Policy != "" {
+		parts = append(parts, st.Muted.Render("policy: ")+s.spec.Policy)
+	}
 	line := strings.Join(parts, st.Muted.Render(" │ "))
 	note := s.note
 	if b.keyErr != "" {
 		note = b.keyErr
 	}
-	if note != "" {
-		line += st.Muted.Render(" │ ") + st.Accent.Render(note)
+	if note == "" {
+		note = b.position()
 	}
-	return fitLine(line, b.width)
+	return fitLine(line, b.width) + "\n" + fitLine(" "+st.Accent.Render(note), b.width)
+}
+
+// position describes where the cursor is, when there is no fresher note.
+func (b statusBar) position() string {
+	h := b.sess.hist
+	switch {
+	case h.len() == 0:
+		return "no events yet"
+	case b.sess.state == statePaused && b.sess.atNewest():
+		return fmt.Sprintf("paused at event %d", h.len())
+	case b.sess.atNewest():
+		return fmt.Sprintf("at the newest event (%d)", h.len())
+	}
+	return fmt.Sprintf("looking back: event %d of %d", h.cursor()+1, h.len())
 }
 
 // ShortHelp lists nothing: the bar has no bindings of its own.

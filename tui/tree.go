@@ -142,6 +142,11 @@ func (p treePane) View() string {
 			n := h.nodes[i]
 			ns := h.view[i]
 			var b strings.Builder
+			if i == p.sel {
+				b.WriteString("›")
+			} else {
+				b.WriteByte(' ')
+			}
 			if p.hasNodeBreakpoint(n.Path) {
 				b.WriteString(st.Error.Render("●"))
 			} else {

@@ -265,15 +265,15 @@ func (m Model) helpView() string {
 func (m Model) layout() Model {
 	w, h := m.width, m.height
 	helpH := lipgloss.Height(m.helpView())
-	bodyH := max(2, h-1-helpH)
+	bodyH := max(2, h-statusLines-helpH)
 	leftW := max(16, min(48, w*30/100))
 	if w < 50 {
 		leftW = max(8, w/3)
 	}
 	rightW := max(1, w-leftW-1)
-	tlH := max(2, bodyH*55/100)
+	tlH := max(2, bodyH*45/100)
 	dH := max(1, bodyH-tlH)
-	m.status = m.status.SetSize(w, 1)
+	m.status = m.status.SetSize(w, statusLines)
 	m.tree = m.tree.SetSize(leftW, bodyH)
 	m.timeline = m.timeline.SetSize(rightW, tlH)
 	m.detail = m.detail.SetSize(rightW, dH)
@@ -286,7 +286,7 @@ func (m Model) layout() Model {
 // geometry returns the body's top row, the left column width and the
 // timeline height, for mouse routing.
 func (m Model) geometry() (top, leftW, tlH int) {
-	return 1, m.tree.width, m.timeline.height
+	return statusLines, m.tree.width, m.timeline.height
 }
 
 // updateKeys enables exactly the bindings that apply now, so the help
