@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"time"
+
+	"github.com/treelang/treelang/tracer"
 )
 
 // Clock is the time source of a run: backoff sleeps and deadlines run on
@@ -41,4 +43,35 @@ func (RealClock) Sleep(ctx context.Context, d time.Duration) error {
 // AfterFunc runs f after d on its own goroutine.
 func (RealClock) AfterFunc(d time.Duration, f func()) func() bool {
 	return time.AfterFunc(d, f).Stop
+}
+
+type siteKey struct{}
+
+// ContextWithSite returns ctx carrying the site of the step it is used
+// for. The engine passes it to Clock.Sleep for retry backoffs, so a
+// replaying clock knows which recorded timer a sleep is.
+func ContextWithSite(ctx context.Context, s tracer.Site) context.Context {
+	return context.WithValue(ctx, siteKey{}, s)
+}
+
+// SiteFromContext returns the site stored by ContextWithSite.
+func SiteFromContext(ctx context.Context) (tracer.Site, bool) {
+	s, ok := ctx.Value(siteKey{}).(tracer.Site)
+	return s, ok
+}
+
+// DeadlineTimer is the name the engine gives the run deadline's timer.
+const DeadlineTimer = "deadline"
+
+// NamedClock is implemented by clocks that need to tell the engine's
+// timers apart (a replay fires a recorded deadline at the recorded point).
+type NamedClock interface {
+	NamedAfterFunc(name string, d time.Duration, f func()) (stop func() bool)
+}
+
+func afterFunc(c Clock, name string, d time.Duration, f func()) func() bool {
+	if nc, ok := c.(NamedClock); ok {
+		return nc.NamedAfterFunc(name, d, f)
+	}
+	return c.AfterFunc(d, f)
 }

@@ -21,6 +21,8 @@ type node struct {
 	edges  []edge // subschemas applied to the same instance (cycle check)
 	ann    *annot // for unevaluated*; nil for boolean schemas
 	refTo  *node  // target of $ref
+	// isFalse marks the boolean schema false.
+	isFalse bool
 }
 
 type edge struct {
@@ -50,10 +52,20 @@ func fail(q bool, kw string) *ValidationError {
 	return &ValidationError{Keyword: kw}
 }
 
-// at records that e happened under the instance segment seg.
-func at(q bool, e *ValidationError, seg string) *ValidationError {
-	if !q {
+// at records that e, a failure of sub, happened under the instance segment
+// seg. Like Python's descend, a literal false subschema adds no segment:
+// its failure is reported at the parent's location.
+func at(q bool, e *ValidationError, sub *node, seg string) *ValidationError {
+	if !q && !sub.isFalse {
 		e.Path = append(e.Path, seg)
+	}
+	return e
+}
+
+// atIndex is at for array items; the index is formatted only on failure.
+func atIndex(q bool, e *ValidationError, sub *node, i int) *ValidationError {
+	if !q && !sub.isFalse {
+		e.Path = append(e.Path, strconv.Itoa(i))
 	}
 	return e
 }
@@ -89,7 +101,7 @@ func (c *compiler) compile(kw, ptr string, raw any) (*node, error) {
 	}
 	switch s := raw.(type) {
 	case bool:
-		n := &node{ptr: ptr}
+		n := &node{ptr: ptr, isFalse: !s}
 		c.nodes[ptr] = n
 		if !s {
 			n.checks = []check{func(q bool, _ any) *ValidationError { return fail(q, "schema") }}
@@ -463,7 +475,7 @@ func (c *compiler) keyword(n *node, s map[string]any, kw, ptr string, raw any) (
 			if a, ok := inst.([]any); ok {
 				for i := 0; i < len(a) && i < len(subs); i++ {
 					if e := subs[i].validate(q, a[i]); e != nil {
-						return at(q, e, strconv.Itoa(i))
+						return atIndex(q, e, subs[i], i)
 					}
 				}
 			}
@@ -483,7 +495,7 @@ func (c *compiler) keyword(n *node, s map[string]any, kw, ptr string, raw any) (
 				for i, name := range names {
 					if v, ok := obj[name]; ok {
 						if e := subs[i].validate(q, v); e != nil {
-							return at(q, e, name)
+							return at(q, e, subs[i], name)
 						}
 					}
 				}
@@ -793,7 +805,7 @@ func (c *compiler) items(s map[string]any, ptr string, raw any) (check, error) {
 		if a, ok := inst.([]any); ok {
 			for i := prefix; i < len(a); i++ {
 				if e := sub.validate(q, a[i]); e != nil {
-					return at(q, e, strconv.Itoa(i))
+					return atIndex(q, e, sub, i)
 				}
 			}
 		}
@@ -862,7 +874,8 @@ func firstFailing(q bool, obj map[string]any, pick func(string) bool, sub func(s
 	if !found {
 		return nil
 	}
-	return at(false, sub(first).validate(false, obj[first]), first)
+	s := sub(first)
+	return at(false, s.validate(false, obj[first]), s, first)
 }
 
 func (c *compiler) patternProperties(ptr string, raw any) (check, error) {

@@ -12,13 +12,16 @@ import (
 var formats = map[string]func(string) bool{
 	"date":      isDate,
 	"date-time": isDateTime,
-	"email":     isEmail,
-	"ipv4":      isIPv4,
-	"ipv6":      isIPv6,
-	"regex":     isRegex,
-	"time":      isTime,
-	"uri":       isURI,
-	"uuid":      isUUID,
+	"email":                 isEmail,
+	"idn-email":             isEmail,
+	"ipv4":                  isIPv4,
+	"ipv6":                  isIPv6,
+	"json-pointer":          isJSONPointer,
+	"regex":                 isRegex,
+	"relative-json-pointer": isRelativeJSONPointer,
+	"time":                  isTime,
+	"uri":                   isURI,
+	"uuid":                  isUUID,
 }
 
 // isEmail is the Python checker's rule: the string contains an "@".
@@ -119,8 +122,60 @@ func isDateTime(s string) bool {
 	return fullDate(s[:10]) && timePart(s[11:])
 }
 
-// isTime is a date-time's time part, checked as "1970-01-01T" + s.
-func isTime(s string) bool { return timePart(strings.TrimSuffix(s, "\n")) }
+// isTime is what Python's FormatChecker() really applies to "time": the
+// draft 3 checker, datetime.strptime(s, "%H:%M:%S"). Each field has one or
+// two digits; hours 0-23, minutes and seconds 0-59; no fraction or offset.
+func isTime(s string) bool {
+	limits := [3]int{23, 59, 59}
+	for i, lim := range limits {
+		end := strings.IndexByte(s, ':')
+		if i == 2 {
+			end = len(s)
+		}
+		if end < 1 || end > 2 {
+			return false
+		}
+		v, ok := digits(s, 0, end)
+		if !ok || v > lim {
+			return false
+		}
+		if i < 2 {
+			s = s[end+1:]
+		}
+	}
+	return true
+}
+
+// isJSONPointer is RFC 6901: empty, or "/"-prefixed with "~" only in the
+// escapes "~0" and "~1".
+func isJSONPointer(s string) bool {
+	if s != "" && s[0] != '/' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] == '~' && (i+1 == len(s) || (s[i+1] != '0' && s[i+1] != '1')) {
+			return false
+		}
+	}
+	return true
+}
+
+// isRelativeJSONPointer is a non-negative integer followed by "#" or a JSON
+// pointer. Like Python's checker it rejects a digit after a "0" digit, so
+// "01" and also "100" fail.
+func isRelativeJSONPointer(s string) bool {
+	i := 0
+	for i < len(s) && isDigit(s[i]) {
+		if i > 0 && s[i-1] == '0' {
+			return false
+		}
+		i++
+	}
+	if i == 0 {
+		return false
+	}
+	return s[i:] == "#" || isJSONPointer(s[i:])
+}
 
 func timePart(s string) bool {
 	if len(s) < 8 || s[2] != ':' || s[5] != ':' {

@@ -1,0 +1,624 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"hash/fnv"
+	"math"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/semaphore"
+
+	"github.com/treelang/treelang/tracer"
+)
+
+// Emitter receives the events of a run; *tracer.Tracer implements it.
+// Emit may block (a paused debugger) and returns an error only when ctx
+// is done, which aborts the run.
+type Emitter interface {
+	Emit(ctx context.Context, e *tracer.Event) error
+}
+
+// Options configure one evaluation. The zero value runs with the Python
+// defaults, no limits, no tracing and the wall clock.
+type Options struct {
+	Policy Policy
+	Limits Limits
+	Tracer Emitter // nil: no events, no cost (do not pass a typed nil pointer)
+	Clock  Clock   // nil: RealClock
+}
+
+// Eval runs a parsed program against a provider and returns its value:
+// the single body item's value, the list of values for other bodies, or
+// in collect mode the list of branch outcomes.
+//
+// Every goroutine Eval starts has finished when it returns. A deadline
+// (Limits.Timeout) becomes an ExecutionLimitError; cancellation of ctx is
+// returned as ctx's error and never converted.
+func Eval(ctx context.Context, prog *Program, provider ToolProvider, opts Options) (any, error) {
+	return evalRoot(ctx, prog, provider, opts)
+}
+
+// EvalNode evaluates any schema 1.0 node as the root, as the Python
+// library allows (tests evaluate bare function and reduce nodes).
+func EvalNode(ctx context.Context, n Node, provider ToolProvider, opts Options) (any, error) {
+	return evalRoot(ctx, n, provider, opts)
+}
+
+var errDeadline = errors.New("run deadline exceeded")
+
+// siblingFailure is the cancellation cause given to the siblings of a
+// failed branch.
+type siblingFailure struct {
+	site string
+	err  error
+}
+
+func (s *siblingFailure) Error() string { return "cancelled: sibling " + s.site + " failed: " + s.err.Error() }
+
+// Unwrap makes the cause a cancellation.
+func (s *siblingFailure) Unwrap() error { return context.Canceled }
+
+func evalRoot(parent context.Context, root Node, provider ToolProvider, opts Options) (result any, err error) {
+	if err := opts.Policy.Validate(); err != nil {
+		return nil, err
+	}
+	r := newRun(provider, opts)
+	prog, _ := root.(*Program)
+	if prog != nil {
+		r.prog = prog
+	}
+	ctx, cancel := context.WithCancelCause(parent)
+	defer cancel(nil)
+	r.runCtx = ctx
+
+	if r.tr != nil {
+		ev := &tracer.Event{Kind: tracer.RunStart, Node: root.Kind().String(), Site: tracer.Site{Path: root.Path()}, Branch: -1,
+			Data: map[string]any{"policy": Summary(opts.Policy, opts.Limits)}}
+		if prog != nil {
+			ev.Data["schema_version"] = prog.Version
+			ev.Data["mode"] = prog.Mode
+		}
+		if err := r.tr.Emit(ctx, ev); err != nil {
+			return nil, err
+		}
+		start := r.clock.Now()
+		defer func() {
+			end := &tracer.Event{Kind: tracer.RunEnd, Branch: -1, Counters: r.counters(), Duration: r.clock.Now().Sub(start)}
+			if err != nil {
+				end.Error = errorInfo(err)
+			} else {
+				end.Output, end.HasOutput = result, true
+			}
+			_ = r.tr.Emit(context.WithoutCancel(ctx), end)
+		}()
+	}
+
+	startDeadline := func() {
+		if opts.Limits.Timeout > 0 {
+			stop := afterFunc(r.clock, DeadlineTimer, opts.Limits.Timeout, func() { cancel(errDeadline) })
+			r.stopDeadline = stop
+		}
+	}
+	if prog != nil && prog.Version == "2.0" {
+		result, err = r.evalProgramV2(ctx, prog, startDeadline)
+	} else {
+		startDeadline()
+		result, err = r.eval(ctx, root, 1, &scope{branch: -1})
+	}
+	if r.stopDeadline != nil {
+		r.stopDeadline()
+	}
+	if err != nil {
+		err = r.finishError(parent, ctx, err)
+	}
+	return result, err
+}
+
+// finishError turns the run deadline into an ExecutionLimitError and keeps
+// external cancellation as it is.
+func (r *run) finishError(parent, ctx context.Context, err error) error {
+	if IsCancellation(err) {
+		if parent.Err() != nil {
+			return parent.Err()
+		}
+		if context.Cause(ctx) == errDeadline {
+			le := &LimitError{Resource: "wall_clock_seconds", Limit: r.limits.TimeoutText}
+			if le.Limit == "" {
+				le.Limit = PyFloat(r.limits.Timeout.Seconds())
+			}
+			r.emitLimit(le, "")
+			return le
+		}
+	}
+	return err
+}
+
+type run struct {
+	prov         ToolProvider
+	policy       Policy
+	limits       Limits
+	tr           Emitter
+	clock        Clock
+	prog         *Program
+	runCtx       context.Context
+	stopDeadline func() bool
+
+	nodes      atomic.Int64
+	toolCalls  atomic.Int64
+	sem        *semaphore.Weighted
+	idempotent map[string]bool
+	retryable  []ErrorType
+	collect    bool
+	// sleepsAlways: the clock records or replays timers, so even a zero
+	// backoff goes through it.
+	sleepsAlways bool
+
+	memoMu sync.Mutex
+	memos  map[string]*memoEntry
+}
+
+func newRun(p ToolProvider, opts Options) *run {
+	r := &run{prov: p, policy: opts.Policy, limits: opts.Limits, tr: opts.Tracer, clock: opts.Clock,
+		collect: opts.Policy.ParallelFailures == FailCollect}
+	if r.clock == nil {
+		r.clock = RealClock{}
+	}
+	_, r.sleepsAlways = r.clock.(NamedClock)
+	if opts.Limits.MaxConcurrency > 0 {
+		r.sem = semaphore.NewWeighted(opts.Limits.MaxConcurrency)
+	}
+	if opts.Policy.Retry.MaxAttempts > 1 {
+		r.idempotent = make(map[string]bool, len(opts.Policy.Retry.IdempotentTools))
+		for _, t := range opts.Policy.Retry.IdempotentTools {
+			r.idempotent[strings.TrimPrefix(t, "functions.")] = true
+		}
+	}
+	r.retryable = opts.Policy.Retry.Retryable
+	if r.retryable == nil {
+		r.retryable = DefaultRetryable
+	}
+	return r
+}
+
+func (r *run) counters() *tracer.Counters {
+	return &tracer.Counters{Nodes: r.nodes.Load(), ToolCalls: r.toolCalls.Load()}
+}
+
+// count records one node evaluation at depth, checking the node and depth
+// budgets (nodes first) and cancellation.
+func (r *run) count(ctx context.Context, depth int, path string) error {
+	n := r.nodes.Add(1)
+	if max := r.limits.MaxNodes; max > 0 && n > max {
+		return r.limitErr("nodes", max, path)
+	}
+	if max := r.limits.MaxDepth; max > 0 && int64(depth) > max {
+		return r.limitErr("depth", max, path)
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	default:
+	}
+	return nil
+}
+
+func (r *run) limitErr(resource string, max int64, path string) error {
+	le := &LimitError{Resource: resource, Limit: formatInt(max)}
+	r.emitLimit(le, path)
+	return le
+}
+
+func (r *run) emitLimit(le *LimitError, path string) {
+	if r.tr == nil {
+		return
+	}
+	_ = r.tr.Emit(context.WithoutCancel(r.runCtx), &tracer.Event{Kind: tracer.LimitExceeded, Site: tracer.Site{Path: path}, Branch: -1,
+		Error: &tracer.ErrorInfo{Type: string(ExecutionLimitError), Message: le.Error()}, Counters: r.counters(),
+		Data: map[string]any{"resource": le.Resource, "limit": le.Limit}})
+}
+
+func formatInt(n int64) string {
+	var b [20]byte
+	i := len(b)
+	if n == 0 {
+		return "0"
+	}
+	for n > 0 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return string(b[i:])
+}
+
+// errorInfo converts an error for events and outcomes.
+func errorInfo(err error) *tracer.ErrorInfo {
+	t := TypeOf(err)
+	if t == "" {
+		t = "CancelledError"
+	}
+	return &tracer.ErrorInfo{Type: string(t), Message: err.Error()}
+}
+
+// at attaches the node path to a Treelang error that has none.
+func at(err error, path string) error {
+	var e *Error
+	if errors.As(err, &e) && e.Path == "" && e == err {
+		c := *e
+		c.Path = path
+		return &c
+	}
+	return err
+}
+
+// ---- sibling operations ----
+
+// siblings runs n operations as sibling operations (reference §4.5): all
+// at once and fail fast (the first failure in time cancels the others,
+// which are awaited), or under max_concurrency with FIFO permits at the
+// outermost level and sequentially inside a permit holder.
+func (r *run) siblings(ctx context.Context, sc *scope, n int, simple func(i int) bool, op func(ctx context.Context, sc *scope, i int) (any, error)) ([]any, error) {
+	out := make([]any, n)
+	if n == 0 {
+		return out, nil
+	}
+	if sc.permit {
+		for i := 0; i < n; i++ {
+			v, err := op(ctx, sc, i)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = v
+		}
+		return out, nil
+	}
+	if r.sem == nil {
+		// Operations that cannot block run inline; the rest concurrently.
+		complex := 0
+		for i := 0; i < n; i++ {
+			if !simple(i) {
+				complex++
+			}
+		}
+		if complex <= 1 {
+			for i := 0; i < n; i++ {
+				v, err := op(ctx, sc, i)
+				if err != nil {
+					return nil, err
+				}
+				out[i] = v
+			}
+			return out, nil
+		}
+	}
+
+	gctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var (
+		mu       sync.Mutex
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	fail := func(i int, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if firstErr != nil {
+			return
+		}
+		firstErr = err
+		if !IsCancellation(err) {
+			site := PathOf(err)
+			if site == "" {
+				site = "branch " + formatInt(int64(i))
+			}
+			cancel(&siblingFailure{site: site, err: err})
+		} else {
+			cancel(err)
+		}
+	}
+	runOne := func(i int) {
+		isc := sc
+		if r.sem != nil {
+			if err := r.sem.Acquire(gctx, 1); err != nil {
+				fail(i, gctx.Err())
+				return
+			}
+			defer r.sem.Release(1)
+			cp := *sc
+			cp.permit = true
+			isc = &cp
+		}
+		v, err := op(gctx, isc, i)
+		if err != nil {
+			fail(i, err)
+			return
+		}
+		out[i] = v
+	}
+	last := -1
+	for i := 0; i < n; i++ {
+		if r.sem == nil && simple(i) {
+			continue
+		}
+		if last >= 0 {
+			wg.Add(1)
+			go func(i int) { defer wg.Done(); runOne(i) }(last)
+		}
+		last = i
+	}
+	// Simple operations run inline first, then the last complex one on
+	// this goroutine.
+	if r.sem == nil {
+		for i := 0; i < n; i++ {
+			if simple(i) {
+				v, err := op(gctx, sc, i)
+				if err != nil {
+					fail(i, err)
+					break
+				}
+				out[i] = v
+			}
+		}
+	}
+	if last >= 0 {
+		runOne(last)
+	}
+	wg.Wait()
+	if firstErr != nil {
+		if IsCancellation(firstErr) && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, firstErr
+	}
+	return out, nil
+}
+
+// body runs a program's body items as sibling operations under the policy.
+func (r *run) body(ctx context.Context, prog *Program, sc *scope, root bool, op func(ctx context.Context, sc *scope, i int) (any, error)) (any, error) {
+	simple := func(i int) bool { return isSimple(prog.Body[i]) }
+	branchScope := func(sc *scope, i int) *scope {
+		if !root {
+			return sc
+		}
+		cp := *sc
+		cp.branch = i
+		return &cp
+	}
+	if r.collect {
+		if prog.Mode != "parallel" {
+			return nil, &Error{Type: ValueError, Path: prog.path, Message: "Partial-failure collection requires a parallel program"}
+		}
+		return r.siblings(ctx, sc, len(prog.Body), simple, func(ctx context.Context, sc *scope, i int) (any, error) {
+			bsc := branchScope(sc, i)
+			v, err := op(ctx, bsc, i)
+			if err != nil && IsCancellation(err) {
+				return nil, err
+			}
+			var outcome map[string]any
+			ev := &tracer.Event{Kind: tracer.BranchOutcome, Site: tracer.Site{Path: prog.Body[i].Path(), Iter: sc.iter}, Branch: i}
+			if err != nil {
+				outcome = map[string]any{"success": false, "error_type": string(TypeOf(err)), "error_message": err.Error()}
+				ev.Outcome = &tracer.Outcome{ErrorType: string(TypeOf(err)), ErrorMessage: err.Error()}
+			} else {
+				outcome = map[string]any{"success": true, "value": v}
+				ev.Outcome = &tracer.Outcome{Success: true, Value: v}
+			}
+			if r.tr != nil {
+				if eerr := r.tr.Emit(ctx, ev); eerr != nil {
+					return nil, eerr
+				}
+			}
+			return outcome, nil
+		})
+	}
+	vals, err := r.siblings(ctx, sc, len(prog.Body), simple, func(ctx context.Context, sc *scope, i int) (any, error) {
+		return op(ctx, branchScope(sc, i), i)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(vals) == 1 {
+		return vals[0], nil
+	}
+	return vals, nil
+}
+
+// isSimple reports whether evaluating n can never block: it contains no
+// tool call and no nested program.
+func isSimple(n Node) bool {
+	switch x := n.(type) {
+	case *Value, *Literal, *Variable, *Lambda:
+		return true
+	case *Conditional:
+		return isSimple(x.Condition) && isSimple(x.TrueBranch) && (x.FalseBranch == nil || isSimple(x.FalseBranch))
+	}
+	return false
+}
+
+// ---- tool invocation with the retry policy ----
+
+// invoke calls a tool under the retry policy (reference §5.2). Arguments
+// are evaluated once by the caller and reused for every attempt.
+func (r *run) invoke(ctx context.Context, sc *scope, path string, iter []int, name string, args map[string]any, depth int) (any, error) {
+	attempts := 1
+	if r.idempotent != nil && r.idempotent[name] {
+		attempts = r.policy.Retry.MaxAttempts
+	}
+	site := tracer.Site{Path: path, Iter: iter}
+	for a := 1; ; a++ {
+		n := r.toolCalls.Add(1)
+		if max := r.limits.MaxToolCalls; max > 0 && n > max {
+			return nil, r.limitErr("tool_calls", max, path)
+		}
+		site.Attempt = a
+		call := &Call{Tool: name, Arguments: args, Site: site}
+		var start time.Time
+		if r.tr != nil {
+			start = r.clock.Now()
+			if err := r.tr.Emit(ctx, &tracer.Event{Kind: tracer.ToolAttemptStart, Site: site, Tool: name, Arguments: args,
+				Requested: attempts, Branch: sc.branch, Depth: depth, Counters: r.counters()}); err != nil {
+				return nil, err
+			}
+		}
+		actx, stop := ctx, func() {}
+		var attemptCancel context.CancelCauseFunc
+		if d := r.policy.Retry.AttemptTimeout; d > 0 {
+			actx, attemptCancel = context.WithCancelCause(ctx)
+			stopTimer := r.clock.AfterFunc(d, func() { attemptCancel(errAttemptTimeout) })
+			stop = func() { stopTimer(); attemptCancel(nil) }
+		}
+		out, err := r.prov.CallTool(actx, call)
+		if err != nil && attemptCancel != nil && ctx.Err() == nil && context.Cause(actx) == errAttemptTimeout {
+			err = &Error{Type: TimeoutError, Path: path, Message: "Tool '" + name + "' attempt " + formatInt(int64(a)) + " timed out after " + r.policy.Retry.AttemptTimeout.String()}
+		}
+		stop()
+		if err == nil && ctx.Err() != nil {
+			err = ctx.Err() // cancelled while the provider was answering
+		}
+		cancelled := ctx.Err() != nil || (err != nil && IsCancellation(err))
+		final := err == nil || cancelled || a >= attempts || !r.isRetryable(err)
+		if r.tr != nil {
+			ev := &tracer.Event{Kind: tracer.ToolAttemptEnd, Site: site, Tool: name, Requested: attempts, Branch: sc.branch,
+				Depth: depth, Duration: r.clock.Now().Sub(start), Counters: r.counters()}
+			switch {
+			case cancelled:
+				ev.Error = &tracer.ErrorInfo{Type: "CancelledError", Message: context.Cause(ctx).Error()}
+			case err != nil:
+				ev.Error = errorInfo(err)
+			default:
+				ev.Output, ev.HasOutput = out, true
+			}
+			if final {
+				ev.Reason = r.stopReason(name, err, cancelled, a, attempts)
+			}
+			if eerr := r.tr.Emit(r.emitCtx(ctx), ev); eerr != nil && err == nil {
+				return nil, eerr
+			}
+		}
+		if err == nil {
+			return out, nil
+		}
+		if cancelled {
+			r.emitCancel(ctx, site, name, sc.branch)
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, err
+		}
+		if final {
+			return nil, at(err, path)
+		}
+		delay := r.backoff(site, a)
+		if r.tr != nil {
+			if err := r.tr.Emit(ctx, &tracer.Event{Kind: tracer.RetryBackoffStart, Site: site, Tool: name, Branch: sc.branch,
+				DelayMS: float64(delay) / float64(time.Millisecond), Requested: attempts, Error: errorInfo(err)}); err != nil {
+				return nil, err
+			}
+		}
+		if delay > 0 || r.sleepsAlways {
+			if serr := r.clock.Sleep(ContextWithSite(ctx, site), delay); serr != nil {
+				r.emitCancel(ctx, site, name, sc.branch)
+				return nil, ctx.Err()
+			}
+		} else if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if r.tr != nil {
+			if err := r.tr.Emit(ctx, &tracer.Event{Kind: tracer.RetryBackoffEnd, Site: site, Tool: name, Branch: sc.branch,
+				DelayMS: float64(delay) / float64(time.Millisecond)}); err != nil {
+				return nil, err
+			}
+		}
+	}
+}
+
+var errAttemptTimeout = errors.New("attempt timeout")
+
+// emitCtx is the context for events that report a cancellation: the run's
+// own context, so a debugger can still pause at them.
+func (r *run) emitCtx(ctx context.Context) context.Context {
+	if ctx.Err() != nil {
+		return r.runCtx
+	}
+	return ctx
+}
+
+func (r *run) emitCancel(ctx context.Context, site tracer.Site, tool string, branch int) {
+	if r.tr == nil {
+		return
+	}
+	ev := &tracer.Event{Kind: tracer.Cancel, Site: site, Tool: tool, Branch: branch, Reason: tracer.ReasonUser}
+	cause := context.Cause(ctx)
+	var sf *siblingFailure
+	switch {
+	case errors.As(cause, &sf):
+		ev.Reason, ev.Cause = tracer.ReasonSibling, sf.site
+		ev.Message = sf.err.Error()
+	case cause == errDeadline:
+		ev.Reason = tracer.ReasonDeadline
+	}
+	_ = r.tr.Emit(r.runCtx, ev)
+}
+
+// stopReason says why a call made no further attempt, for the debugger's
+// retry ladder.
+func (r *run) stopReason(name string, err error, cancelled bool, a, attempts int) string {
+	switch {
+	case err == nil:
+		return "succeeded"
+	case cancelled:
+		return "cancelled"
+	case !r.isRetryable(err):
+		return "not retryable (" + string(TypeOf(err)) + ")"
+	case attempts == 1 && r.policy.Retry.MaxAttempts > 1:
+		return "not idempotent: " + name + " is not in idempotent_tools"
+	case attempts == 1:
+		return "no retry policy"
+	}
+	return "attempts exhausted (" + formatInt(int64(a)) + " of " + formatInt(int64(attempts)) + ")"
+}
+
+func (r *run) isRetryable(err error) bool {
+	if IsCancellation(err) {
+		return false
+	}
+	for _, t := range r.retryable {
+		if errors.Is(err, t) {
+			return true
+		}
+		if t == TimeoutError && TypeOf(err) == TimeoutError {
+			return true
+		}
+	}
+	return false
+}
+
+// backoff is the sleep before attempt a+1: the fixed delay, optionally
+// growing exponentially up to MaxDelay, with seeded jitter derived from
+// the site so a replay sleeps exactly the same.
+func (r *run) backoff(site tracer.Site, a int) time.Duration {
+	rp := r.policy.Retry
+	d := float64(rp.Delay)
+	if rp.BackoffMultiplier > 1 {
+		d *= math.Pow(rp.BackoffMultiplier, float64(a-1))
+	}
+	if rp.MaxDelay > 0 && d > float64(rp.MaxDelay) {
+		d = float64(rp.MaxDelay)
+	}
+	if rp.Jitter > 0 && d > 0 {
+		h := fnv.New64a()
+		var seed [8]byte
+		for i := range seed {
+			seed[i] = byte(rp.JitterSeed >> (8 * i))
+		}
+		h.Write(seed[:])
+		h.Write([]byte(site.String()))
+		u := float64(h.Sum64()>>11) / float64(1<<53) // [0,1)
+		d *= 1 + rp.Jitter*(2*u-1)
+	}
+	return time.Duration(d)
+}

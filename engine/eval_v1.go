@@ -1,0 +1,249 @@
+package engine
+
+import (
+	"context"
+	"strings"
+
+	"github.com/treelang/treelang/tracer"
+)
+
+// scope is the immutable evaluation context of schema 1.0 nodes: lambda
+// bindings, the iteration indices of enclosing map/filter/reduce, whether
+// a concurrency permit is held, and the body branch.
+type scope struct {
+	bind   *binding
+	iter   []int
+	permit bool
+	branch int
+}
+
+type binding struct {
+	name  string
+	value any
+	next  *binding
+}
+
+func (sc *scope) lookup(name string) (any, bool) {
+	for b := sc.bind; b != nil; b = b.next {
+		if b.name == name {
+			return b.value, true
+		}
+	}
+	return nil, false
+}
+
+// Closure is the value of a lambda evaluated outside map, filter or
+// reduce. It has no JSON form.
+type Closure struct {
+	Lambda *Lambda
+}
+
+// eval evaluates one schema 1.0 node at the given structural depth.
+func (r *run) eval(ctx context.Context, n Node, depth int, sc *scope) (any, error) {
+	if err := r.count(ctx, depth, n.Path()); err != nil {
+		return nil, err
+	}
+	if r.tr == nil {
+		v, err := r.evalNode(ctx, n, depth, sc)
+		if err != nil {
+			return nil, at(err, n.Path())
+		}
+		return v, nil
+	}
+	site := tracer.Site{Path: n.Path(), Iter: sc.iter}
+	if err := r.tr.Emit(ctx, &tracer.Event{Kind: tracer.NodeEnter, Site: site, Node: n.Kind().String(), Branch: sc.branch, Depth: depth}); err != nil {
+		return nil, err
+	}
+	start := r.clock.Now()
+	v, err := r.evalNode(ctx, n, depth, sc)
+	ev := &tracer.Event{Kind: tracer.NodeExit, Site: site, Node: n.Kind().String(), Branch: sc.branch, Depth: depth, Duration: r.clock.Now().Sub(start)}
+	if err != nil {
+		err = at(err, n.Path())
+		ev.Error = errorInfo(err)
+	} else {
+		ev.Output, ev.HasOutput = v, true
+	}
+	if eerr := r.tr.Emit(r.emitCtx(ctx), ev); eerr != nil && err == nil {
+		return nil, eerr
+	}
+	return v, err
+}
+
+func (r *run) evalNode(ctx context.Context, n Node, depth int, sc *scope) (any, error) {
+	switch x := n.(type) {
+	case *Value:
+		if v, ok := sc.lookup(x.Name); ok {
+			return v, nil
+		}
+		return x.Value, nil
+	case *Function:
+		return r.function(ctx, x, depth, sc)
+	case *Conditional:
+		c, err := r.eval(ctx, x.Condition, depth+1, sc)
+		if err != nil {
+			return nil, err
+		}
+		if Truthy(c) {
+			return r.eval(ctx, x.TrueBranch, depth+1, sc)
+		}
+		if x.FalseBranch != nil {
+			return r.eval(ctx, x.FalseBranch, depth+1, sc)
+		}
+		return nil, nil
+	case *Lambda:
+		return &Closure{Lambda: x}, nil
+	case *HigherOrder:
+		return r.higherOrder(ctx, x, depth, sc)
+	case *Program:
+		root := x == r.prog
+		return r.body(ctx, x, sc, root, func(ctx context.Context, sc *scope, i int) (any, error) {
+			return r.eval(ctx, x.Body[i], depth+1, sc)
+		})
+	}
+	return nil, Errorf(ValueError, "cannot evaluate %s node in schema 1.0", n.Kind())
+}
+
+// function evaluates a schema 1.0 tool call (reference §2.4 "function").
+func (r *run) function(ctx context.Context, x *Function, depth int, sc *scope) (any, error) {
+	name := strings.TrimPrefix(x.Name, "functions.")
+	def, err := r.prov.Tool(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if def == nil {
+		return nil, Errorf(ProviderResponseError, "Tool %s is not available", name)
+	}
+	props := def.PropertyNames()
+	if def.InputSchema == nil && len(x.Params) != len(props) {
+		return nil, Errorf(ASTValidationError, "Function '%s' expects %d parameters, got %d", name, len(props), len(x.Params))
+	}
+	if len(x.Params) > len(props) {
+		return nil, Errorf(ASTValidationError, "Function '%s' accepts at most %d parameters, got %d", name, len(props), len(x.Params))
+	}
+	var vals []any
+	switch len(x.Params) {
+	case 0:
+	case 1:
+		// A single param needs no sibling machinery, but still takes a
+		// permit at the outermost level under max_concurrency.
+		if r.sem == nil || sc.permit {
+			v, err := r.eval(ctx, x.Params[0], depth+1, sc)
+			if err != nil {
+				return nil, err
+			}
+			vals = []any{v}
+			break
+		}
+		fallthrough
+	default:
+		vals, err = r.siblings(ctx, sc, len(x.Params), func(i int) bool { return isSimple(x.Params[i]) },
+			func(ctx context.Context, sc *scope, i int) (any, error) {
+				return r.eval(ctx, x.Params[i], depth+1, sc)
+			})
+		if err != nil {
+			return nil, err
+		}
+	}
+	args := make(map[string]any, len(vals))
+	for i, v := range vals {
+		args[props[i]] = v
+	}
+	if err := def.ValidateArguments(args); err != nil {
+		return nil, err
+	}
+	return r.invoke(ctx, sc, x.path, sc.iter, name, args, depth)
+}
+
+func (r *run) higherOrder(ctx context.Context, x *HigherOrder, depth int, sc *scope) (any, error) {
+	it, err := r.eval(ctx, x.Iterable, depth+1, sc)
+	if err != nil {
+		return nil, err
+	}
+	items, ok := it.([]any)
+	if !ok {
+		what := map[NodeKind]string{KindMap: "Map", KindFilter: "Filter", KindReduce: "Reduce"}[x.kind]
+		return nil, Errorf(TypeError, "%s expects an iterable (list) as input", what)
+	}
+	lam := x.Function
+	if x.kind == KindReduce && len(items) == 0 {
+		return nil, nil
+	}
+	var acc any
+	first := 0
+	if x.kind == KindReduce {
+		init := reduceInitial(lam, sc)
+		if init == nil {
+			acc, first = items[0], 1
+		} else {
+			acc = init
+		}
+	}
+	// The lambda node itself counts once.
+	if _, err := r.eval(ctx, lam, depth+1, sc); err != nil {
+		return nil, err
+	}
+	bodyDepth := depth + 2
+	call := func(i int, b *binding) (any, error) {
+		iter := make([]int, len(sc.iter)+1)
+		copy(iter, sc.iter)
+		iter[len(sc.iter)] = i
+		isc := &scope{bind: b, iter: iter, permit: sc.permit, branch: sc.branch}
+		return r.eval(ctx, lam.Body, bodyDepth, isc)
+	}
+	switch x.kind {
+	case KindMap:
+		out := make([]any, len(items))
+		for i, item := range items {
+			v, err := call(i, &binding{name: lam.Params[0], value: item, next: sc.bind})
+			if err != nil {
+				return nil, err
+			}
+			out[i] = v
+		}
+		return out, nil
+	case KindFilter:
+		out := make([]any, 0, len(items))
+		for i, item := range items {
+			v, err := call(i, &binding{name: lam.Params[0], value: item, next: sc.bind})
+			if err != nil {
+				return nil, err
+			}
+			if Truthy(v) {
+				out = append(out, item)
+			}
+		}
+		return out, nil
+	}
+	for i := first; i < len(items); i++ {
+		b := &binding{name: lam.Params[1], value: items[i], next: &binding{name: lam.Params[0], value: acc, next: sc.bind}}
+		v, err := call(i, b)
+		if err != nil {
+			return nil, err
+		}
+		acc = v
+	}
+	return acc, nil
+}
+
+// reduceInitial finds the accumulator placeholder (the first value node
+// named params[0] in pre-order over the lambda body) and resolves it with
+// the current bindings. It counts no node.
+func reduceInitial(lam *Lambda, sc *scope) any {
+	var found *Value
+	Walk(lam.Body, func(n Node) bool {
+		if found != nil {
+			return false
+		}
+		if v, ok := n.(*Value); ok && v.Name == lam.Params[0] {
+			found = v
+		}
+		return found == nil
+	})
+	if found == nil {
+		return nil
+	}
+	if v, ok := sc.lookup(found.Name); ok {
+		return v
+	}
+	return found.Value
+}

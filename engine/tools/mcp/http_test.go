@@ -1,0 +1,137 @@
+package mcp
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/treelang/treelang/engine"
+)
+
+// tokenEnv is where the HTTP tests read their bearer token, as the CLI
+// reads --mcp-http headers from the environment.
+const tokenEnv = "TREELANG_TEST_MCP_TOKEN"
+
+// authorized rejects requests without the expected bearer token.
+func authorized(token string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+token {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// inProcessHooks observes a test provider running in this process.
+func inProcessHooks(tp *testProvider) serverHooks {
+	started := make(chan string, 16)
+	tp.mu.Lock()
+	tp.started = started
+	tp.mu.Unlock()
+	return serverHooks{
+		reset: func() {
+			for len(started) > 0 {
+				<-started
+			}
+		},
+		waitStarted: func(t *testing.T) {
+			select {
+			case <-started:
+			case <-time.After(hangLimit):
+				t.Fatal("the slow call never started on the server")
+			}
+		},
+		cancelled: func(*testing.T) int { return int(tp.cancellations.Load()) },
+	}
+}
+
+func TestOwnServerHTTP(t *testing.T) {
+	t.Setenv(tokenEnv, "s3cret-token")
+	token := os.Getenv(tokenEnv)
+	tp := newTestProvider()
+	hooks := inProcessHooks(tp)
+	srv := httptest.NewServer(authorized(token, HTTPHandler(tp)))
+	defer srv.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
+	defer cancel()
+	p, err := ConnectHTTP(ctx, srv.URL+"/mcp", http.Header{"Authorization": {"Bearer " + token}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := p.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	}()
+	checkOwnServer(t, p, hooks)
+}
+
+func TestConnectHTTPFailures(t *testing.T) {
+	t.Setenv(tokenEnv, "s3cret-token")
+	token := os.Getenv(tokenEnv)
+	srv := httptest.NewServer(authorized(token, HTTPHandler(newTestProvider())))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
+	defer cancel()
+
+	t.Run("wrong token", func(t *testing.T) {
+		_, err := ConnectHTTP(ctx, srv.URL+"/mcp", http.Header{"Authorization": {"Bearer wrong-" + token}})
+		e := errorOfType(t, err, engine.ProviderResponseError)
+		if strings.Contains(e.Message, token) {
+			t.Fatalf("message %q shows the token", e.Message)
+		}
+		if !strings.Contains(e.Message, "Unauthorized") {
+			t.Fatalf("message %q does not say the server refused", e.Message)
+		}
+	})
+	t.Run("nothing listening", func(t *testing.T) {
+		closed := httptest.NewServer(http.NotFoundHandler())
+		url := closed.URL + "/mcp?api_key=" + token
+		closed.Close()
+		_, err := ConnectHTTP(ctx, url, http.Header{"Authorization": {"Bearer " + token}})
+		e := errorOfType(t, err, engine.ProviderResponseError)
+		if strings.Contains(e.Message, token) {
+			t.Fatalf("message %q shows the secret", e.Message)
+		}
+		if !strings.Contains(e.Message, strings.TrimPrefix(closed.URL, "http://")) {
+			t.Fatalf("message %q does not name the server", e.Message)
+		}
+	})
+	t.Run("bad URL", func(t *testing.T) {
+		_, err := ConnectHTTP(ctx, "localhost:1234", nil)
+		errorOfType(t, err, engine.ValueError)
+	})
+}
+
+// The server keeps listing failures visible and retries on the next request.
+func TestHTTPHandlerProviderFailure(t *testing.T) {
+	srv := httptest.NewServer(HTTPHandler(brokenProvider{}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
+	defer cancel()
+	_, err := ConnectHTTP(ctx, srv.URL, nil)
+	e := errorOfType(t, err, engine.ProviderResponseError)
+	if !strings.Contains(e.Message, "Service Unavailable") {
+		t.Fatalf("message %q", e.Message)
+	}
+}
+
+type brokenProvider struct{}
+
+func (brokenProvider) ListTools(context.Context) ([]*engine.ToolDefinition, error) {
+	return nil, engine.Errorf(engine.ProviderResponseError, "toolbox unreadable")
+}
+
+func (brokenProvider) Tool(_ context.Context, name string) (*engine.ToolDefinition, error) {
+	return nil, engine.NotFound(name)
+}
+
+func (brokenProvider) CallTool(context.Context, *engine.Call) (any, error) {
+	return nil, engine.Errorf(engine.ProviderResponseError, "toolbox unreadable")
+}
