@@ -1,9 +1,7 @@
 package tui
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -197,14 +195,9 @@ func LoadKeyMap(path string) (KeyMap, error) {
 }
 
 func (k *KeyMap) apply(path string, data []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	var raw map[string][]string
-	if err := dec.Decode(&raw); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			return &KeyMapError{File: path, Action: te.Field, Reason: "want a list of key names such as [\"n\", \"right\"]"}
-		}
-		return &KeyMapError{File: path, Reason: "invalid JSON", Err: err}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return &KeyMapError{File: path, Reason: "invalid JSON (want an object of action: [keys])", Err: err}
 	}
 	byName := map[string]*key.Binding{}
 	for _, a := range k.actions() {
@@ -220,7 +213,10 @@ func (k *KeyMap) apply(path string, data []byte) error {
 		if !ok {
 			return &KeyMapError{File: path, Action: name, Reason: "unknown action (known: " + strings.Join(ActionNames(), ", ") + ")"}
 		}
-		keys := raw[name]
+		var keys []string
+		if err := json.Unmarshal(raw[name], &keys); err != nil {
+			return &KeyMapError{File: path, Action: name, Reason: "want a list of key names such as [\"n\", \"right\"]"}
+		}
 		if len(keys) == 0 {
 			return &KeyMapError{File: path, Action: name, Reason: "empty key list"}
 		}

@@ -148,6 +148,9 @@ func newTimelinePane(c *common) timelinePane {
 
 // SetSize sets the pane's size, title line included.
 func (p timelinePane) SetSize(w, h int) timelinePane {
+	if w == p.width && h == p.height {
+		return p
+	}
 	p.width, p.height = w, h
 	p.input.SetWidth(max(1, w-2))
 	return p.ensureVisible()

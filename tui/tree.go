@@ -16,6 +16,7 @@ type treePane struct {
 	sess    *session
 	sel     int // selected node
 	offset  int // first visible node
+	shown   int // the cursor last revealed
 	width   int
 	height  int
 	focused bool
@@ -25,6 +26,9 @@ func newTreePane(c *common) treePane { return treePane{c: c} }
 
 // SetSize sets the pane's size, title line included.
 func (p treePane) SetSize(w, h int) treePane {
+	if w == p.width && h == p.height {
+		return p
+	}
 	p.width, p.height = w, h
 	return p.clamp()
 }
@@ -55,9 +59,15 @@ func (p treePane) selectedNode() (OutlineNode, bool) {
 	return p.sess.hist.nodes[p.sel], true
 }
 
-// reveal selects the node of event e, if it has one.
-func (p treePane) reveal(e *tracer.Event) treePane {
-	if e == nil || p.sess == nil {
+// reveal selects the node of the event at the cursor, once per cursor
+// move, so that scrolling the tree is not undone.
+func (p treePane) reveal() treePane {
+	if p.sess == nil || p.sess.hist.cursor() == p.shown {
+		return p
+	}
+	p.shown = p.sess.hist.cursor()
+	e := p.sess.hist.selected()
+	if e == nil {
 		return p
 	}
 	if i, ok := p.sess.hist.pathIdx[e.Site.Path]; ok {

@@ -237,9 +237,8 @@ func (m Model) attach() Model {
 	m.timeline.lastCursor = -1
 	m.timeline = m.timeline.sync()
 	m.detail = m.detail.refresh()
-	if s != nil {
-		m.tree = m.tree.reveal(s.hist.selected())
-	}
+	m.tree.shown = -2
+	m.tree = m.tree.reveal()
 	return m
 }
 
@@ -366,9 +365,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	m.timeline = m.timeline.sync()
 	m.detail = m.detail.refresh()
 	if m.focus != focusTree {
-		if s := m.sess(); s != nil {
-			m.tree = m.tree.reveal(s.hist.selected())
-		}
+		m.tree = m.tree.reveal()
 	}
 	m = m.layout()
 	return m, cmd
