@@ -21,6 +21,7 @@ type node struct {
 	edges  []edge // subschemas applied to the same instance (cycle check)
 	ann    *annot // for unevaluated*; nil for boolean schemas
 	refTo  *node  // target of $ref
+	kids   []*node // every subschema the node applies (reachability)
 	// isFalse marks the boolean schema false.
 	isFalse bool
 }
@@ -75,6 +76,7 @@ type compiler struct {
 	nodes   map[string]*node // by JSON pointer, so $ref and recursion share nodes
 	objects []object         // every schema object, for annotate
 	uneval  bool             // an unevaluated* keyword was seen
+	parent  *node            // the node whose applied keyword is compiling
 }
 
 type object struct {
@@ -96,26 +98,32 @@ func cerr(kw, ptr string) *CompileError { return &CompileError{Keyword: kw, Path
 // compile compiles the subschema raw found at ptr; kw names the keyword to
 // blame when raw is not a schema at all.
 func (c *compiler) compile(kw, ptr string, raw any) (*node, error) {
-	if n, ok := c.nodes[ptr]; ok {
-		return n, nil
-	}
-	switch s := raw.(type) {
-	case bool:
-		n := &node{ptr: ptr, isFalse: !s}
-		c.nodes[ptr] = n
-		if !s {
-			n.checks = []check{func(q bool, _ any) *ValidationError { return fail(q, "schema") }}
+	n, ok := c.nodes[ptr]
+	if !ok {
+		switch s := raw.(type) {
+		case bool:
+			n = &node{ptr: ptr, isFalse: !s}
+			c.nodes[ptr] = n
+			if !s {
+				n.checks = []check{func(q bool, _ any) *ValidationError { return fail(q, "schema") }}
+			}
+		case map[string]any:
+			n = &node{ptr: ptr}
+			c.nodes[ptr] = n
+			parent := c.parent
+			err := c.fill(n, s)
+			c.parent = parent
+			if err != nil {
+				return nil, err
+			}
+		default:
+			return nil, cerr(kw, ptr)
 		}
-		return n, nil
-	case map[string]any:
-		n := &node{ptr: ptr}
-		c.nodes[ptr] = n
-		if err := c.fill(n, s); err != nil {
-			return nil, err
-		}
-		return n, nil
 	}
-	return nil, cerr(kw, ptr)
+	if c.parent != nil {
+		c.parent.kids = append(c.parent.kids, n)
+	}
+	return n, nil
 }
 
 // schemaMap compiles an object of subschemas (properties, $defs, ...) in
@@ -206,6 +214,13 @@ func (c *compiler) fill(n *node, s map[string]any) error {
 	for _, kw := range keys {
 		raw := s[kw]
 		ptr := child(n.ptr, kw)
+		c.parent = n
+		switch kw {
+		case "$defs", "definitions", "dependencies", "contentSchema", "then", "else":
+			// Not applied by themselves (then and else are applied by
+			// "if", which records them).
+			c.parent = nil
+		}
 		chk, err := c.keyword(n, s, kw, ptr, raw)
 		if err != nil {
 			return err
@@ -1058,9 +1073,10 @@ func (c *compiler) ref(n *node, ptr string, raw any) (check, error) {
 
 // checkCycles rejects schemas whose references loop back to a schema
 // applied to the same instance (for example {"$ref": "#"} or two $defs
-// referring to each other) without descending into the instance: such a
-// schema would recurse forever.
-func (c *compiler) checkCycles() error {
+// referring to each other) without descending into the instance: once such
+// a loop is entered with an instance it recurses forever (Python raises
+// RecursionError there; Go would exhaust its stack).
+func (c *compiler) checkCycles(root *node) error {
 	const (
 		white = iota
 		grey
@@ -1083,9 +1099,24 @@ func (c *compiler) checkCycles() error {
 		color[n] = black
 		return nil
 	}
+	// Only schemas that can run matter: a loop inside an unreferenced
+	// $defs entry is harmless, as it is in Python.
+	reach := map[*node]bool{}
+	var mark func(*node)
+	mark = func(n *node) {
+		if !reach[n] {
+			reach[n] = true
+			for _, k := range n.kids {
+				mark(k)
+			}
+		}
+	}
+	mark(root)
 	ptrs := make([]string, 0, len(c.nodes))
-	for p := range c.nodes {
-		ptrs = append(ptrs, p)
+	for p, n := range c.nodes {
+		if reach[n] {
+			ptrs = append(ptrs, p)
+		}
 	}
 	sort.Strings(ptrs)
 	for _, p := range ptrs {

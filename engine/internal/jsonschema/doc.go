@@ -63,7 +63,8 @@
 // $ref accepts "#" and local "#/..." JSON pointers into the root schema
 // (the engine rejects external references first). Recursive references
 // work; a reference cycle that never descends into the instance (such as
-// {"$ref": "#"}) is a CompileError for "$ref" instead of endless recursion.
+// {"$ref": "#"}) is a CompileError for "$ref" when the root can reach it,
+// instead of the endless recursion (Python's RecursionError) it leads to.
 //
 // Annotations (title, description, default, examples, $schema, $id,
 // $comment, readOnly, deprecated, content*, ...) are checked for shape and

@@ -53,7 +53,7 @@ func Compile(schema any) (*Schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.checkCycles(); err != nil {
+	if err := c.checkCycles(root); err != nil {
 		return nil, err
 	}
 	if c.uneval {

@@ -399,7 +399,8 @@ var compileErrorCases = []ccase{
 	{"ref bad index", `{"allOf":[{}],"properties":{"a":{"$ref":"#/allOf/x"}}}`, "$ref", "/properties/a/$ref"},
 	{"ref index out of range", `{"allOf":[{}],"properties":{"a":{"$ref":"#/allOf/-2"}}}`, "$ref", "/properties/a/$ref"},
 	{"ref self cycle", `{"$ref":"#"}`, "$ref", "/$ref"},
-	{"ref mutual cycle", `{"$defs":{"a":{"$ref":"#/$defs/b"},"b":{"allOf":[{"$ref":"#/$defs/a"}]}}}`, "$ref", "/$defs/b/allOf/0/$ref"},
+	{"ref mutual cycle", `{"$defs":{"a":{"$ref":"#/$defs/b"},"b":{"allOf":[{"$ref":"#/$defs/a"}]}},"properties":{"x":{"$ref":"#/$defs/a"}}}`, "$ref", "/$defs/b/allOf/0/$ref"},
+	{"ref cycle through items", `{"$defs":{"a":{"anyOf":[{"type":"string"},{"$ref":"#/$defs/a"}]}},"items":{"$ref":"#/$defs/a"}}`, "$ref", "/$defs/a/anyOf/1/$ref"},
 	{"ref cycle through not", `{"not":{"$ref":"#"}}`, "$ref", "/not/$ref"},
 	{"first error alphabetical", `{"type":"x","minimum":"y"}`, "minimum", "/minimum"},
 }
@@ -432,6 +433,7 @@ func TestCompileValid(t *testing.T) {
 		`{"$anchor":"a1","$dynamicAnchor":"meta","$vocabulary":{"x":true},"deprecated":false}`,
 		`{"contains":{},"minContains":0,"maxContains":100000000000000000000}`,
 		`{"required":[],"enum":[]}`,
+		`{"$defs":{"loop":{"$ref":"#/$defs/loop"},"a":{"allOf":[{"$ref":"#/$defs/b"}]},"b":{"$ref":"#/$defs/a"}}}`,
 	} {
 		if _, err := Compile(decode(t, s)); err != nil {
 			t.Errorf("Compile(%s): %v", s, err)
