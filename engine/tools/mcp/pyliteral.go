@@ -13,6 +13,9 @@ import (
 // return str(value), so the Python provider falls back to literal_eval
 // when a text is not JSON. Sets, bytes and non-string keys are refused.
 func parsePyLiteral(s string) (any, bool) {
+	if !utf8.ValidString(s) {
+		return nil, false
+	}
 	p := &pyParser{s: s}
 	v, ok := p.value(0)
 	if !ok {
