@@ -18,9 +18,9 @@ type check func(q bool, inst any) *ValidationError
 type node struct {
 	ptr    string
 	checks []check
-	edges  []edge // subschemas applied to the same instance (cycle check)
-	ann    *annot // for unevaluated*; nil for boolean schemas
-	refTo  *node  // target of $ref
+	edges  []edge  // subschemas applied to the same instance (cycle check)
+	ann    *annot  // for unevaluated*; nil for boolean schemas
+	refTo  *node   // target of $ref
 	kids   []*node // every subschema the node applies (reachability)
 	// isFalse marks the boolean schema false.
 	isFalse bool

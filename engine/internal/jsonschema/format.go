@@ -10,8 +10,8 @@ import (
 // formats are the asserted formats. Each applies to strings only; other
 // formats are annotations and always pass.
 var formats = map[string]func(string) bool{
-	"date":      isDate,
-	"date-time": isDateTime,
+	"date":                  isDate,
+	"date-time":             isDateTime,
 	"email":                 isEmail,
 	"idn-email":             isEmail,
 	"ipv4":                  isIPv4,
