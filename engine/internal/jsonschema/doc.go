@@ -26,10 +26,13 @@
 // contains reports "contains" when no item matches and "minContains" or
 // "maxContains" when the count is off. items: false and additionalProperties:
 // false report themselves at the array or object; any other false subschema
-// reports "schema" (Python's error has no keyword there and prints "schema").
+// reports "schema" (Python's error has no keyword and prints "schema") at
+// its parent's location (Python adds no path segment for it, so
+// {"properties": {"a": false}} fails at the root, not at "a").
 // When several object members fail the same keyword (additionalProperties or
 // patternProperties with a schema, propertyNames), the name that sorts first
-// is reported: Go maps have no order, Python would follow insertion order.
+// is reported: Go maps have no order (Python follows insertion order, or set
+// order for additionalProperties).
 //
 // A valid instance is checked without allocating (json.Number numbers are
 // compared as exact decimals in place); a failure allocates its error.
@@ -54,11 +57,20 @@
 // 0.1). Lengths count Unicode code points. pattern and patternProperties use
 // Go's RE2 syntax with search (unanchored) semantics.
 //
-// Formats asserted on strings (other formats always pass): date, date-time
-// and time (RFC 3339, "T" and "Z" in either case, no leap second), email
-// (contains "@", as Python's checker), ipv4 and ipv6 (no zones, no leading
-// zeros), uuid (8-4-4-4-12 hex digits), uri (absolute RFC 3986 URI) and
-// regex (compiles in RE2).
+// Formats asserted on strings (other formats always pass), as Python's
+// FormatChecker() checks them: date (YYYY-MM-DD, a real date, year 1 on),
+// date-time (RFC 3339, "T" and "Z" in either case, no leap second, one
+// trailing newline tolerated), time (Python really applies the draft 3
+// checker, strptime "%H:%M:%S": one or two digits per field, no fraction or
+// offset), email and idn-email (contain "@"), ipv4 and ipv6 (no zones, no
+// leading zeros), uuid (8-4-4-4-12 hex digits), json-pointer,
+// relative-json-pointer, regex (compiles in RE2) and uri (an absolute RFC
+// 3986 URI; Python asserts it only when rfc3987 or rfc3986-validator is
+// installed).
+//
+// Deliberate differences from Python, whose numbers are floats: numbers
+// here are exact, so 9007199254740993.0 is not 9007199254740992, 0.3 is a
+// multiple of 0.1, and 1e400 is a large integer, not infinity.
 //
 // $ref accepts "#" and local "#/..." JSON pointers into the root schema
 // (the engine rejects external references first). Recursive references
