@@ -269,6 +269,9 @@ func (m Model) layout() Model {
 	if w < 50 {
 		leftW = max(8, w/3)
 	}
+	if m.showMismatch() {
+		leftW = min(leftW, max(8, w/5)) // the comparison needs the width
+	}
 	rightW := max(1, w-leftW-1)
 	tlH := max(2, bodyH*45/100)
 	dH := max(1, bodyH-tlH)

@@ -1,0 +1,160 @@
+package tui
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/treelang/treelang/tracer"
+)
+
+func liveModel(t *testing.T, startPaused bool, specs ...RunSpec) *driver {
+	t.Helper()
+	if len(specs) == 0 {
+		specs = []RunSpec{liveSpec()}
+	}
+	m := NewModel(Options{Runs: specs, Width: 100, Height: 30, StartPaused: startPaused})
+	return newDriver(t, m)
+}
+
+func histLen(m Model) int { return m.sess().hist.len() }
+
+func TestLiveStepPastNewestReleasesGate(t *testing.T) {
+	d := liveModel(t, true)
+	d.until("paused at run.start", func(m Model) bool { return histLen(m) == 1 && m.sess().state == statePaused })
+	d.keys("n")
+	d.until("the second event", func(m Model) bool { return histLen(m) == 2 && selectedSeq(m) == 2 })
+	d.keys("n")
+	d.until("the third event", func(m Model) bool { return histLen(m) == 3 && selectedSeq(m) == 3 })
+	// Stepping back through what happened does not touch the gate.
+	d.keys("p", "p")
+	if selectedSeq(d.m) != 1 || histLen(d.m) != 3 {
+		t.Fatalf("step back: seq %d, %d events", selectedSeq(d.m), histLen(d.m))
+	}
+	if p := d.m.sess().live.gate.Paused(); p == nil || p.Seq != 3 {
+		t.Fatalf("the run stays paused at seq 3, gate says %v", p)
+	}
+	d.keys("n", "n")
+	if selectedSeq(d.m) != 3 || histLen(d.m) != 3 {
+		t.Fatalf("stepping forward through history: seq %d, %d events", selectedSeq(d.m), histLen(d.m))
+	}
+	d.keys("n")
+	d.until("the fourth event", func(m Model) bool { return histLen(m) == 4 && selectedSeq(m) == 4 })
+	if st := nodeStatusOf(d.m, "/body/1"); st.status != statusRunning {
+		t.Fatalf("search entered: %v", st.status)
+	}
+	d.keys("c")
+	d.until("the run ends", func(m Model) bool { return m.sess().state == stateDone })
+	if histLen(d.m) != 19 || selectedSeq(d.m) != 19 {
+		t.Fatalf("after continue: %d events, cursor %d", histLen(d.m), selectedSeq(d.m))
+	}
+	if d.m.sess().result != "done" {
+		t.Fatalf("result %v", d.m.sess().result)
+	}
+}
+
+func TestLiveBreakpointHitBlocksRun(t *testing.T) {
+	d := liveModel(t, true)
+	d.until("paused at run.start", func(m Model) bool { return histLen(m) == 1 })
+	// Set a breakpoint on the search tool from the dialog? Simpler: run to
+	// the next cancellation, which the gate must stop at.
+	d.keys("x")
+	d.until("stopped at the cancel", func(m Model) bool {
+		return m.sess().state == statePaused && selectedSeq(m) == 16
+	})
+	if n := histLen(d.m); n != 16 {
+		t.Fatalf("the run must be blocked at the cancel: %d events", n)
+	}
+	if !strings.Contains(plain(d.m), "paused") || !strings.Contains(plain(d.m), "stopped at") {
+		t.Fatalf("status should show the pause:\n%s", plain(d.m))
+	}
+	if d.m.sess().runTo != nil {
+		t.Fatal("the run-to breakpoint is removed once hit")
+	}
+	// A user breakpoint on a tool, set while paused, is honoured by the
+	// live gate too: restart and continue to it.
+	d.keys("home", "n", "n", "n", "n", "b") // seq 5: search
+	if got := d.m.sess().live.gate.Breakpoints(); len(got) != 1 || got[0].Tool != "search" {
+		t.Fatalf("gate breakpoints %v", got)
+	}
+	d.keys("r")
+	d.until("restarted and paused", func(m Model) bool { return m.sess().gen == 2 && histLen(m) == 1 })
+	d.keys("c")
+	d.until("stopped at search", func(m Model) bool { return m.sess().state == statePaused && selectedSeq(m) == 5 })
+	if histLen(d.m) != 5 {
+		t.Fatalf("blocked at seq 5, got %d events", histLen(d.m))
+	}
+}
+
+func TestLivePauseAndQuitCancelsRun(t *testing.T) {
+	release := make(chan struct{})
+	spec := liveSpec()
+	// A run that emits one event, then waits for the test or ctx.
+	spec.Run = func(ctx context.Context, tr *tracer.Tracer) (any, error) {
+		if err := tr.Emit(ctx, &tracer.Event{Kind: tracer.RunStart}); err != nil {
+			return nil, err
+		}
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+		return nil, tr.Emit(ctx, &tracer.Event{Kind: tracer.RunEnd})
+	}
+	d := liveModel(t, false, spec)
+	d.until("running", func(m Model) bool { return histLen(m) == 1 && m.sess().state == stateRunning })
+	if !d.m.keys.Pause.Enabled() {
+		t.Fatal("pause applies to a running run")
+	}
+	d.keys("space")
+	close(release)
+	d.until("paused at run.end", func(m Model) bool { return m.sess().state == statePaused && histLen(m) == 2 })
+	d.keys("q")
+	d.until("quit after the run returned", func(m Model) bool { return m.quitting && !m.sess().isLive() })
+	if d.m.sess().state != stateCancelled {
+		t.Fatalf("state after quit: %v", d.m.sess().state)
+	}
+}
+
+func TestLiveMismatchAcceptContinues(t *testing.T) {
+	var mu sync.Mutex
+	var accepted []*tracer.Event
+	spec := RunSpec{
+		Name: "replay drift", Mode: "replay", Outline: mismatchOutline(),
+		Run: scriptedRun(mismatchScript),
+		AcceptMismatch: func(e *tracer.Event) error {
+			mu.Lock()
+			defer mu.Unlock()
+			accepted = append(accepted, e)
+			return nil
+		},
+	}
+	d := liveModel(t, false, spec)
+	d.send(tea.WindowSizeMsg{Width: 140, Height: 40})
+	d.until("stopped at the mismatch", func(m Model) bool {
+		return m.sess().state == statePaused && selectedSeq(m) == 6
+	})
+	view := plain(d.m)
+	for _, want := range []string{"Replay mismatch", "drift: changed", "fixture entry 2", "expected (fixture)", "actual call",
+		`!     "url": "https://example.test/b"`, `!     "url": "https://example.test/B"`, "/arguments/url"} {
+		if !strings.Contains(view, want) {
+			t.Fatalf("mismatch view lacks %q:\n%s", want, view)
+		}
+	}
+	if strings.Contains(view, `!       "lang"`) || strings.Contains(view, `! "lang"`) {
+		t.Fatalf("equal fields must not be marked:\n%s", view)
+	}
+	if !d.m.keys.Accept.Enabled() {
+		t.Fatal("accept applies at a mismatch")
+	}
+	d.keys("a")
+	d.until("the replay goes on to the end", func(m Model) bool { return m.sess().state == stateDone })
+	mu.Lock()
+	defer mu.Unlock()
+	if len(accepted) != 1 || accepted[0].Kind != tracer.ReplayMismatch || accepted[0].Seq != 6 {
+		t.Fatalf("AcceptMismatch got %v", accepted)
+	}
+}
