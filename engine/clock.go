@@ -75,3 +75,16 @@ func afterFunc(c Clock, name string, d time.Duration, f func()) func() bool {
 	}
 	return c.AfterFunc(d, f)
 }
+
+// Scheduler is implemented by clocks that replay a recording. The engine
+// tells it when an evaluation goroutine starts and finishes, and when one
+// blocks outside the provider and the clock (waiting for siblings, for a
+// concurrency permit or for a memo key) and resumes. A replay then
+// releases the next recorded completion only when every goroutine of the
+// run is blocked, which makes a concurrent replay deterministic.
+type Scheduler interface {
+	Started()
+	Finished()
+	Blocked()
+	Unblocked()
+}

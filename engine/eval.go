@@ -67,6 +67,10 @@ func evalRoot(parent context.Context, root Node, provider ToolProvider, opts Opt
 		return nil, err
 	}
 	r := newRun(provider, opts)
+	if r.sched != nil {
+		r.sched.Started()
+		defer r.sched.Finished()
+	}
 	prog, _ := root.(*Program)
 	if prog != nil {
 		r.prog = prog
@@ -156,6 +160,7 @@ type run struct {
 	// sleepsAlways: the clock records or replays timers, so even a zero
 	// backoff goes through it.
 	sleepsAlways bool
+	sched        Scheduler // nil unless the clock replays a recording
 
 	memoMu sync.Mutex
 	memos  map[string]*memoEntry
@@ -168,6 +173,7 @@ func newRun(p ToolProvider, opts Options) *run {
 		r.clock = RealClock{}
 	}
 	_, r.sleepsAlways = r.clock.(NamedClock)
+	r.sched, _ = r.clock.(Scheduler)
 	if opts.Limits.MaxConcurrency > 0 {
 		r.sem = semaphore.NewWeighted(opts.Limits.MaxConcurrency)
 	}
@@ -255,6 +261,18 @@ func at(err error, path string) error {
 	return err
 }
 
+func (r *run) blocked() {
+	if r.sched != nil {
+		r.sched.Blocked()
+	}
+}
+
+func (r *run) unblocked() {
+	if r.sched != nil {
+		r.sched.Unblocked()
+	}
+}
+
 // ---- sibling operations ----
 
 // siblings runs n operations as sibling operations (reference §4.5): all
@@ -323,7 +341,10 @@ func (r *run) siblings(ctx context.Context, sc *scope, n int, simple func(i int)
 	runOne := func(i int) {
 		isc := sc
 		if r.sem != nil {
-			if err := r.sem.Acquire(gctx, 1); err != nil {
+			r.blocked()
+			err := r.sem.Acquire(gctx, 1)
+			r.unblocked()
+			if err != nil {
 				fail(i, gctx.Err())
 				return
 			}
@@ -346,7 +367,16 @@ func (r *run) siblings(ctx context.Context, sc *scope, n int, simple func(i int)
 		}
 		if last >= 0 {
 			wg.Add(1)
-			go func(i int) { defer wg.Done(); runOne(i) }(last)
+			if r.sched != nil {
+				r.sched.Started()
+			}
+			go func(i int) {
+				defer wg.Done()
+				if r.sched != nil {
+					defer r.sched.Finished()
+				}
+				runOne(i)
+			}(last)
 		}
 		last = i
 	}
@@ -367,7 +397,9 @@ func (r *run) siblings(ctx context.Context, sc *scope, n int, simple func(i int)
 	if last >= 0 {
 		runOne(last)
 	}
+	r.blocked()
 	wg.Wait()
+	r.unblocked()
 	if firstErr != nil {
 		if IsCancellation(firstErr) && ctx.Err() != nil {
 			return nil, ctx.Err()

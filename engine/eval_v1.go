@@ -120,33 +120,27 @@ func (r *run) function(ctx context.Context, x *Function, depth int, sc *scope) (
 	if len(x.Params) > len(props) {
 		return nil, Errorf(ASTValidationError, "Function '%s' accepts at most %d parameters, got %d", name, len(props), len(x.Params))
 	}
-	var vals []any
-	switch len(x.Params) {
-	case 0:
-	case 1:
-		// A single param needs no sibling machinery, but still takes a
-		// permit at the outermost level under max_concurrency.
-		if r.sem == nil || sc.permit {
-			v, err := r.eval(ctx, x.Params[0], depth+1, sc)
-			if err != nil {
-				return nil, err
-			}
-			vals = []any{v}
-			break
+	var args map[string]any
+	if len(x.Params) == 1 && (r.sem == nil || sc.permit) {
+		// A single param needs no sibling machinery (under
+		// max_concurrency it still takes a permit at the outermost level).
+		v, err := r.eval(ctx, x.Params[0], depth+1, sc)
+		if err != nil {
+			return nil, err
 		}
-		fallthrough
-	default:
-		vals, err = r.siblings(ctx, sc, len(x.Params), func(i int) bool { return isSimple(x.Params[i]) },
+		args = map[string]any{props[0]: v}
+	} else {
+		vals, err := r.siblings(ctx, sc, len(x.Params), func(i int) bool { return isSimple(x.Params[i]) },
 			func(ctx context.Context, sc *scope, i int) (any, error) {
 				return r.eval(ctx, x.Params[i], depth+1, sc)
 			})
 		if err != nil {
 			return nil, err
 		}
-	}
-	args := make(map[string]any, len(vals))
-	for i, v := range vals {
-		args[props[i]] = v
+		args = make(map[string]any, len(vals))
+		for i, v := range vals {
+			args[props[i]] = v
+		}
 	}
 	if err := def.ValidateArguments(args); err != nil {
 		return nil, err
@@ -183,18 +177,37 @@ func (r *run) higherOrder(ctx context.Context, x *HigherOrder, depth int, sc *sc
 		return nil, err
 	}
 	bodyDepth := depth + 2
-	call := func(i int, b *binding) (any, error) {
-		iter := make([]int, len(sc.iter)+1)
+	// One allocation per item holds the item's scope, its bindings and its
+	// iteration indices.
+	type frame struct {
+		sc   scope
+		b    [2]binding
+		iter [4]int
+	}
+	call := func(i int, names []string, values ...any) (any, error) {
+		f := &frame{}
+		next := sc.bind
+		for k := len(names) - 1; k >= 0; k-- {
+			f.b[k] = binding{name: names[k], value: values[k], next: next}
+			next = &f.b[k]
+		}
+		var iter []int
+		if n := len(sc.iter) + 1; n <= len(f.iter) {
+			iter = f.iter[:n]
+		} else {
+			iter = make([]int, n)
+		}
 		copy(iter, sc.iter)
 		iter[len(sc.iter)] = i
-		isc := &scope{bind: b, iter: iter, permit: sc.permit, branch: sc.branch}
-		return r.eval(ctx, lam.Body, bodyDepth, isc)
+		f.sc = scope{bind: next, iter: iter, permit: sc.permit, branch: sc.branch}
+		return r.eval(ctx, lam.Body, bodyDepth, &f.sc)
 	}
+	one := lam.Params[:1]
 	switch x.kind {
 	case KindMap:
 		out := make([]any, len(items))
 		for i, item := range items {
-			v, err := call(i, &binding{name: lam.Params[0], value: item, next: sc.bind})
+			v, err := call(i, one, item)
 			if err != nil {
 				return nil, err
 			}
@@ -204,7 +217,7 @@ func (r *run) higherOrder(ctx context.Context, x *HigherOrder, depth int, sc *sc
 	case KindFilter:
 		out := make([]any, 0, len(items))
 		for i, item := range items {
-			v, err := call(i, &binding{name: lam.Params[0], value: item, next: sc.bind})
+			v, err := call(i, one, item)
 			if err != nil {
 				return nil, err
 			}
@@ -215,8 +228,7 @@ func (r *run) higherOrder(ctx context.Context, x *HigherOrder, depth int, sc *sc
 		return out, nil
 	}
 	for i := first; i < len(items); i++ {
-		b := &binding{name: lam.Params[1], value: items[i], next: &binding{name: lam.Params[0], value: acc, next: sc.bind}}
-		v, err := call(i, b)
+		v, err := call(i, lam.Params[:2], acc, items[i])
 		if err != nil {
 			return nil, err
 		}

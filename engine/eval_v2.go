@@ -250,8 +250,15 @@ func (m *machine) lockMemo(ctx context.Context, x *Memo) (*memoEntry, error) {
 	}
 	select {
 	case e.lock <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	default:
+		r.blocked()
+		select {
+		case e.lock <- struct{}{}:
+			r.unblocked()
+		case <-ctx.Done():
+			r.unblocked()
+			return nil, ctx.Err()
+		}
 	}
 	e.owner = m
 	m.held = append(m.held, e)

@@ -26,11 +26,9 @@ func (c *virtualClock) Sleep(ctx context.Context, d time.Duration) error {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.active--
+	defer func() { p.active++ }()
 	inst := site.Instance().String()
-	if p.settleSite == inst {
-		// The engine reacted to the failure by retrying.
-		p.settleUntil, p.settleSite = time.Time{}, ""
-	}
 	p.broadcast()
 	r, ok := p.timerRank[key(inst, site.Attempt)]
 	if !ok {
@@ -78,4 +76,23 @@ func (c *virtualClock) NamedAfterFunc(name string, d time.Duration, f func()) fu
 		<-done
 		return true
 	}
+}
+
+// Started is called by the engine when an evaluation goroutine starts.
+func (c *virtualClock) Started() { c.p.adjust(+1) }
+
+// Finished is called by the engine when an evaluation goroutine ends.
+func (c *virtualClock) Finished() { c.p.adjust(-1) }
+
+// Blocked is called by the engine when a goroutine waits on another.
+func (c *virtualClock) Blocked() { c.p.adjust(-1) }
+
+// Unblocked is called by the engine when a waiting goroutine resumes.
+func (c *virtualClock) Unblocked() { c.p.adjust(+1) }
+
+func (p *ToolReplay) adjust(d int) {
+	p.mu.Lock()
+	p.active += d
+	p.broadcast()
+	p.mu.Unlock()
 }

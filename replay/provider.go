@@ -18,10 +18,6 @@ type Options struct {
 	// Stall is how long nothing may progress before the completion that
 	// never came is reported as a mismatch. Default 2 s.
 	Stall time.Duration
-	// Settle is how long a released failure may take to cancel the calls
-	// still waiting (fail fast) before the next completion is released.
-	// Default 50 ms.
-	Settle time.Duration
 	// Paused reports whether the debugger holds the run; stalls are not
 	// reported while it does.
 	Paused func() bool
@@ -56,10 +52,15 @@ type ToolReplay struct {
 	deadline    int            // rank of the deadline firing, 0 when it never fired
 	done        []bool         // by rank
 	next        int            // lowest rank not done
-	settleUntil time.Time
-	settleSite  string // the failed call whose reaction ends the settle early
-	waiting     int    // calls and timers blocked in the replay
-	anyCancel   bool
+	needStarts  []int          // by rank: how many recorded starts preceded it
+	startPos    []int          // entry -> position in start order
+	arrived     []bool         // by start position
+	startsDone  int            // leading start positions that arrived
+	// active counts the engine goroutines that are running (not blocked in
+	// this replay or on each other), as the engine reports them through
+	// the Scheduler of Clock(). A completion is released only when it is 0.
+	active    int
+	anyCancel bool
 
 	cursor int // order mode
 
@@ -71,9 +72,6 @@ type ToolReplay struct {
 func NewToolReplay(f *fixtures.Fixture, opts Options) (*ToolReplay, error) {
 	if opts.Stall <= 0 {
 		opts.Stall = 2 * time.Second
-	}
-	if opts.Settle <= 0 {
-		opts.Settle = 50 * time.Millisecond
 	}
 	p := &ToolReplay{fx: f, opts: opts, defs: map[string]*engine.ToolDefinition{}, changed: make(chan struct{}),
 		consumed: make([]bool, len(f.Calls)), decision: make(chan bool, 1)}
@@ -124,6 +122,22 @@ func (p *ToolReplay) index() {
 	sort.SliceStable(items, func(a, b int) bool { return items[a].completed < items[b].completed })
 	p.done = make([]bool, len(items)+2)
 	p.next = 1
+	// Starts in recorded order; a completion is released only after every
+	// attempt that had started before it in the recording started here.
+	order := make([]int, len(p.fx.Calls))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return p.fx.Calls[order[a]].Started < p.fx.Calls[order[b]].Started })
+	p.startPos = make([]int, len(p.fx.Calls))
+	for pos, i := range order {
+		p.startPos[i] = pos
+	}
+	p.arrived = make([]bool, len(order))
+	p.needStarts = make([]int, len(items)+2)
+	for r, it := range items {
+		p.needStarts[r+1] = sort.Search(len(order), func(k int) bool { return p.fx.Calls[order[k]].Started >= it.completed })
+	}
 	for r, it := range items {
 		rank := r + 1
 		if it.call >= 0 {
@@ -163,6 +177,8 @@ func (p *ToolReplay) broadcast() {
 func (p *ToolReplay) CallTool(ctx context.Context, call *engine.Call) (any, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.active-- // this goroutine now waits here
+	defer func() { p.active++ }()
 	p.broadcast() // an arrival is progress
 	if p.siteMode {
 		return p.callBySite(ctx, call)
@@ -203,6 +219,7 @@ func (p *ToolReplay) callBySite(ctx context.Context, call *engine.Call) (any, er
 			Detail:  "no fixture entry was recorded at site " + call.Site.String()}, -1)
 	}
 	e := &p.fx.Calls[i]
+	p.arrive(i)
 	if !matches(e, call) {
 		p.consumed[i] = true
 		p.finish(p.rank[i]) // later completions must not wait for this one
@@ -223,19 +240,13 @@ func (p *ToolReplay) callBySite(ctx context.Context, call *engine.Call) (any, er
 		return nil, err
 	}
 	p.emitMatch(ctx, i, call)
-	return p.serve(e, r, call.Site.Instance().String())
+	return p.serve(e, r)
 }
 
 // serve marks rank r done and returns the entry's outcome.
-func (p *ToolReplay) serve(e *fixtures.Call, r int, site string) (any, error) {
+func (p *ToolReplay) serve(e *fixtures.Call, r int) (any, error) {
 	p.finish(r)
 	if e.Error != nil {
-		if p.waiting > 0 {
-			// Give the engine time to react to the failure (cancel the
-			// waiting siblings, or retry) before releasing the next one.
-			p.settleUntil = time.Now().Add(p.opts.Settle)
-			p.settleSite = site
-		}
 		return nil, outcomeError(e.Error)
 	}
 	return engine.CloneValue(e.Output), nil
@@ -289,19 +300,28 @@ func (p *ToolReplay) findUnconsumed(call *engine.Call) int {
 	return -1
 }
 
+// arrive records that entry i's attempt started in this replay.
+func (p *ToolReplay) arrive(i int) {
+	p.arrived[p.startPos[i]] = true
+	for p.startsDone < len(p.arrived) && p.arrived[p.startsDone] {
+		p.startsDone++
+	}
+}
+
+// ready reports whether rank r's turn has come: every earlier completion
+// happened and every attempt that started before it started here.
+func (p *ToolReplay) ready(r int) bool {
+	return p.next >= r && p.startsDone >= p.needStarts[r] && p.active <= 0
+}
+
 // waitTurn blocks until rank r may be released; the caller holds mu.
 func (p *ToolReplay) waitTurn(ctx context.Context, r int) error {
-	p.waiting++
-	defer func() { p.waiting-- }()
 	for {
 		now := time.Now()
-		if p.next >= r && !now.Before(p.settleUntil) {
+		if p.ready(r) {
 			return nil
 		}
 		wait := p.opts.Stall
-		if p.next >= r {
-			wait = p.settleUntil.Sub(now)
-		}
 		progress, ch := p.progress, p.changed
 		p.mu.Unlock()
 		t := time.NewTimer(wait)
@@ -317,20 +337,17 @@ func (p *ToolReplay) waitTurn(ctx context.Context, r int) error {
 		if cancelled {
 			// The engine cancelled a call the recording completed (it
 			// lost a race there); let the others go on.
-			p.settleUntil = time.Time{}
 			p.finish(r)
 			return ctx.Err()
 		}
-		if p.next < r && p.progress == progress && time.Since(now) >= p.opts.Stall && !p.paused() {
-			return p.stall(ctx)
+		if !p.ready(r) && p.progress == progress && time.Since(now) >= p.opts.Stall && !p.paused() {
+			return p.stall(ctx, r)
 		}
 	}
 }
 
 // waitCancel blocks until ctx is cancelled, reporting a stall as mismatch.
 func (p *ToolReplay) waitCancel(ctx context.Context, onStall func() *MismatchError) error {
-	p.waiting++
-	defer func() { p.waiting-- }()
 	for {
 		progress, ch := p.progress, p.changed
 		now := time.Now()
@@ -346,11 +363,10 @@ func (p *ToolReplay) waitCancel(ctx context.Context, onStall func() *MismatchErr
 		t.Stop()
 		p.mu.Lock()
 		if cancelled {
-			p.settleUntil = time.Time{}
 			p.broadcast()
 			return ctx.Err()
 		}
-		if p.progress == progress && time.Since(now) >= p.opts.Stall && !p.paused() {
+		if p.progress == progress && p.active <= 0 && time.Since(now) >= p.opts.Stall && !p.paused() {
 			m := onStall()
 			p.record(m)
 			return m
@@ -358,9 +374,24 @@ func (p *ToolReplay) waitCancel(ctx context.Context, onStall func() *MismatchErr
 	}
 }
 
-// stall reports the completion that was expected next and never came.
-func (p *ToolReplay) stall(ctx context.Context) error {
+// stall reports the start or completion that was expected before rank r
+// and never came.
+func (p *ToolReplay) stall(ctx context.Context, r int) error {
 	m := &MismatchError{Drift: DriftMissing, Message: "Tool replay stalled: an expected call never happened"}
+	if p.next >= r {
+		// Every earlier completion happened; an attempt that started
+		// before this point in the recording never started here.
+		for i := range p.fx.Calls {
+			if p.startPos[i] == p.startsDone {
+				e := &p.fx.Calls[i]
+				m.Entry, m.Expected = i+1, e
+				m.Message = fmt.Sprintf("Tool replay entry %d (%s at %s#%d) was never called", i+1, e.Name, e.Site, e.Attempt)
+			}
+		}
+		p.record(m)
+		p.emitMismatch(ctx, m)
+		return m
+	}
 	for i := range p.fx.Calls {
 		if p.rank[i] == p.next {
 			e := &p.fx.Calls[i]
@@ -456,6 +487,8 @@ func (p *ToolReplay) mismatch(ctx context.Context, call *engine.Call, m *Mismatc
 		if p.siteMode {
 			p.rank = append(p.rank, 0)
 			p.bySite[key(nc.Site, nc.Attempt)] = len(p.fx.Calls) - 1
+			p.startPos = append(p.startPos, len(p.arrived))
+			p.arrived = append(p.arrived, true)
 		}
 	}
 	return out, err
@@ -532,8 +565,6 @@ func (p *ToolReplay) callInOrder(ctx context.Context, call *engine.Call) (any, e
 	// siblings) to consume theirs.
 	p.consumed[j] = true
 	start := p.cursor
-	p.waiting++
-	defer func() { p.waiting-- }()
 	for p.cursor < j {
 		progress, ch := p.progress, p.changed
 		t0 := time.Now()

@@ -16,17 +16,20 @@ const RecorderVersion = "treelang-go/1"
 
 // Recorder wraps a live provider and records every physical attempt
 // (successes, errors and cancellations) with its site, attempt number and
-// the order in which attempts started and completed. Its Clock records the
+// when it started and completed. Starts, completions and timer firings
+// are numbered in one sequence, so "started" and "completed" of a fixture
+// entry say what had happened before what. Its Clock records the
 // backoff timers and the deadline in the same completion sequence. A
 // Recorder is safe for concurrent use.
 type Recorder struct {
 	inner engine.ToolProvider
 
-	mu        sync.Mutex
-	calls     []fixtures.Call
-	timers    []fixtures.Timer
-	started   int
-	completed int
+	mu     sync.Mutex
+	calls  []fixtures.Call
+	timers []fixtures.Timer
+	// seq numbers attempt starts, attempt completions and timer firings in
+	// one sequence, so a replay knows what had happened before what.
+	seq int
 	tools     map[string]*engine.ToolDefinition
 	toolOrder []string
 	models    []fixtures.ModelCall
@@ -70,19 +73,19 @@ func (r *Recorder) Tool(ctx context.Context, name string) (*engine.ToolDefinitio
 // CallTool calls the live provider and records the attempt.
 func (r *Recorder) CallTool(ctx context.Context, call *engine.Call) (any, error) {
 	r.mu.Lock()
-	r.started++
+	r.seq++
 	idx := len(r.calls)
 	r.calls = append(r.calls, fixtures.Call{Name: call.Tool, Arguments: engine.CloneValue(call.Arguments).(map[string]any),
-		Site: call.Site.Instance().String(), Attempt: call.Site.Attempt, Started: r.started})
+		Site: call.Site.Instance().String(), Attempt: call.Site.Attempt, Started: r.seq})
 	r.mu.Unlock()
 
 	out, err := r.inner.CallTool(ctx, call)
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.completed++
+	r.seq++
 	c := &r.calls[idx]
-	c.Completed = r.completed
+	c.Completed = r.seq
 	switch {
 	case err == nil && ctx.Err() == nil:
 		c.Output, c.HasOutput = engine.CloneValue(out), true
@@ -118,9 +121,9 @@ func (c *recordingClock) Sleep(ctx context.Context, d time.Duration) error {
 	}
 	if site, ok := engine.SiteFromContext(ctx); ok {
 		c.r.mu.Lock()
-		c.r.completed++
+		c.r.seq++
 		c.r.timers = append(c.r.timers, fixtures.Timer{Site: site.Instance().String(), Attempt: site.Attempt,
-			DelayMS: float64(d) / float64(time.Millisecond), Completed: c.r.completed})
+			DelayMS: float64(d) / float64(time.Millisecond), Completed: c.r.seq})
 		c.r.mu.Unlock()
 	}
 	return nil
@@ -134,8 +137,8 @@ func (c *recordingClock) AfterFunc(d time.Duration, f func()) func() bool {
 func (c *recordingClock) NamedAfterFunc(name string, d time.Duration, f func()) func() bool {
 	return c.inner.AfterFunc(d, func() {
 		c.r.mu.Lock()
-		c.r.completed++
-		c.r.timers = append(c.r.timers, fixtures.Timer{Site: "@" + name, DelayMS: float64(d) / float64(time.Millisecond), Completed: c.r.completed})
+		c.r.seq++
+		c.r.timers = append(c.r.timers, fixtures.Timer{Site: "@" + name, DelayMS: float64(d) / float64(time.Millisecond), Completed: c.r.seq})
 		c.r.mu.Unlock()
 		f()
 	})
