@@ -83,7 +83,8 @@ func ConfigFromEnv(flags OpenAIConfig) OpenAIConfig {
 type OpenAI struct {
 	cfg      OpenAIConfig
 	base     string // BaseURL without a trailing slash or credentials, for messages
-	endpoint string
+	endpoint string // where requests go
+	shown    string // endpoint without credentials, for messages
 	client   *http.Client
 }
 
@@ -110,17 +111,14 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	if client == nil {
 		client = &http.Client{}
 	}
-	return &OpenAI{
-		cfg:      cfg,
-		base:     u.Redacted(),
-		endpoint: u.String() + "/chat/completions",
-		client:   client,
-	}, nil
+	base := u.Redacted()
+	u = u.JoinPath("chat", "completions") // keeps a query such as ?api-version=...
+	return &OpenAI{cfg: cfg, base: base, endpoint: u.String(), shown: u.Redacted(), client: client}, nil
 }
 
 // Endpoint returns the URL requests are sent to, with any credentials in
 // the base URL masked.
-func (o *OpenAI) Endpoint() string { return o.base + "/chat/completions" }
+func (o *OpenAI) Endpoint() string { return o.shown }
 
 // Complete sends request and returns choices[0].message.content. A "stream"
 // field in request is dropped.

@@ -558,3 +558,13 @@ func TestParseRetryAfter(t *testing.T) {
 		}
 	}
 }
+
+func TestEndpointKeepsQueryAndHidesCredentials(t *testing.T) {
+	o, err := NewOpenAI(OpenAIConfig{BaseURL: "http://user:hunter2@127.0.0.1:9/v1/?api-version=1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := o.Endpoint(), "http://user:xxxxx@127.0.0.1:9/v1/chat/completions?api-version=1"; got != want {
+		t.Errorf("Endpoint = %q, want %q", got, want)
+	}
+}
