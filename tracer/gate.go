@@ -215,7 +215,10 @@ func (g *Gate) Breakpoints() []Breakpoint {
 // the breakpoint that matched it (nil when the run paused because of
 // stepping or Pause). It is called from the goroutine that emitted the
 // event, with no lock held, before that goroutine blocks; it must not block
-// for long, and it may call the gate's methods.
+// for long, and it may call the gate's methods. An event that is released
+// before its goroutine gets to run (Step or Continue called in the instant
+// after it became the paused event, without waiting for OnPause) is not
+// announced.
 func (g *Gate) OnPause(f func(e *Event, hit *Breakpoint)) {
 	g.mu.Lock()
 	g.onPause = f

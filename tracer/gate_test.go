@@ -46,6 +46,7 @@ func TestGateStepping(t *testing.T) {
 	tr.SetGate(g)
 	var pauses []uint64
 	var mu sync.Mutex
+	announced := make(chan struct{}, 10)
 	g.OnPause(func(e *Event, hit *Breakpoint) {
 		if hit != nil {
 			t.Errorf("hit %v in step mode", hit)
@@ -53,6 +54,7 @@ func TestGateStepping(t *testing.T) {
 		mu.Lock()
 		pauses = append(pauses, e.Seq)
 		mu.Unlock()
+		announced <- struct{}{}
 	})
 	passed := make(chan uint64, 10)
 	go func() {
@@ -64,7 +66,8 @@ func TestGateStepping(t *testing.T) {
 		close(passed)
 	}()
 	for want := uint64(1); want <= 3; want++ {
-		e := waitPaused(t, g)
+		<-announced
+		e := g.Paused()
 		if e.Seq != want {
 			t.Fatalf("paused at %d, want %d", e.Seq, want)
 		}
@@ -137,11 +140,13 @@ func TestGateContinueKeepsBreakpointHits(t *testing.T) {
 	g.SetBreakpoints([]Breakpoint{{ID: 1, Kind: BreakTool, Tool: "slow"}})
 	var hits []string
 	var mu sync.Mutex
+	announced := make(chan struct{}, 10)
 	g.OnPause(func(e *Event, hit *Breakpoint) {
 		mu.Lock()
 		defer mu.Unlock()
 		if hit != nil {
 			hits = append(hits, hit.String()+" at "+e.Tool)
+			announced <- struct{}{}
 		}
 	})
 	tr := New()
@@ -165,8 +170,10 @@ func TestGateContinueKeepsBreakpointHits(t *testing.T) {
 	if e := waitPaused(t, g); e.Tool != "slow" {
 		t.Fatalf("paused at %s", e.Tool)
 	}
+	<-announced
 	g.Continue()
 	<-released
+	<-announced
 	g.Continue()
 	<-released
 	wg.Wait()
