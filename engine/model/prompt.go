@@ -18,7 +18,7 @@ const promptIntro = `You write programs in Treelang, a JSON language of tool cal
 
 const promptV1 = `Schema version 1.0. Every node is an object whose "type" field selects its kind; no other fields than those shown are allowed.
 - program: {"type": "program", "schema_version": "1.0", "name": string or null, "description": string or null, "mode": "single" or "parallel", "body": [node, ...]}. The root is a program. With one body node the result is that node's value; with several, the list of their values. Use "parallel" when the body has independent nodes, "single" otherwise.
-- function: {"type": "function", "name": TOOL, "params": [node, ...]} calls a tool. Params are positional: the first param is bound to the tool's first property, the second to the second, and so on, in the order the tool's "properties" are listed. Give exactly one param per property.
+- function: {"type": "function", "name": TOOL, "params": [node, ...]} calls a tool. Params are positional: the first param is bound to the tool's first property, the second to the second, and so on, in the order the tool's "properties" are listed. Give one param per property; only when a tool has an "input_schema" may trailing properties that it does not require be left out.
 - value: {"type": "value", "name": NAME, "value": JSON} is a literal. "name" is the property it fills or the lambda parameter it stands for. "value" is required and may be null.
 - conditional: {"type": "conditional", "condition": node, "true_branch": node, "false_branch": node or null}. Only the chosen branch runs. null, false, 0, "", [] and {} are false; everything else is true.
 - lambda: {"type": "lambda", "params": [NAME, ...], "body": function node}. It appears only as the "function" of map, filter and reduce.
