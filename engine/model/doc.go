@@ -39,7 +39,8 @@
 // definitions (fixed text, temperature 0, tools in the order given), so a
 // recorded ask replays. A reply that is not a JSON object, or whose program
 // the caller's Validate rejects, is sent back to the model with the error,
-// up to MaxRepairs times. Transport failures, timeouts and cancellation end
+// up to MaxRepairs times. With OnChunk set, replies are streamed and their
+// chunks handed over as they arrive. Transport failures, timeouts and cancellation end
 // Plan at once and are returned unchanged; they are never retried.
 //
 // Both types are safe for concurrent use once configured; a Planner's

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/treelang/treelang/engine"
 	"github.com/treelang/treelang/tracer"
@@ -42,6 +43,10 @@ type Planner struct {
 	// Tracer, if set, receives a model.request event before each request
 	// and a model.response event after it.
 	Tracer Emitter
+	// OnChunk, if set, makes Plan stream each reply (Transport.Stream)
+	// and receive its chunks as they arrive, for a live display. Nil
+	// means Transport.Complete.
+	OnChunk func(chunk string)
 }
 
 // Plan is the outcome of Planner.Plan.
@@ -141,7 +146,7 @@ func (p *Planner) Plan(ctx context.Context, question string, tools []*engine.Too
 		if err := p.emit(ctx, &tracer.Event{Kind: tracer.ModelRequest, Arguments: request, Branch: -1, Site: tracer.Site{Attempt: n}}); err != nil {
 			return plan, err
 		}
-		reply, err := p.Transport.Complete(ctx, request)
+		reply, err := p.ask(ctx, request)
 		if err != nil {
 			plan.Attempts = append(plan.Attempts, Attempt{Request: request, Err: err.Error()})
 			_ = p.emit(ctx, &tracer.Event{Kind: tracer.ModelResponse, Branch: -1, Site: tracer.Site{Attempt: n},
@@ -171,6 +176,22 @@ func (p *Planner) Plan(ctx context.Context, question string, tools []*engine.Too
 	}
 	return plan, &engine.Error{Type: engine.ValueError, Err: lastErr,
 		Message: fmt.Sprintf("the model did not produce a valid program after %d attempts: %v", attempts, lastErr)}
+}
+
+// ask sends one request and returns the whole reply.
+func (p *Planner) ask(ctx context.Context, request map[string]any) (string, error) {
+	if p.OnChunk == nil {
+		return p.Transport.Complete(ctx, request)
+	}
+	var reply strings.Builder
+	for chunk, err := range p.Transport.Stream(ctx, request) {
+		if err != nil {
+			return "", err
+		}
+		reply.WriteString(chunk)
+		p.OnChunk(chunk)
+	}
+	return reply.String(), nil
 }
 
 // check extracts the program from a reply, indents it and validates it.

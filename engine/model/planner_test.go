@@ -367,3 +367,24 @@ func TestWorkedExamplesAreJSON(t *testing.T) {
 		}
 	}
 }
+
+func TestPlanStreamsWithOnChunk(t *testing.T) {
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request, body map[string]any) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		half := len(goodProgram) / 2
+		writeFlushed(w, delta("```json\n"), delta(goodProgram[:half]), delta(goodProgram[half:]), delta("\n```"), "data: [DONE]\n\n")
+	})
+	var chunks []string
+	p := planner(t, s)
+	p.OnChunk = func(c string) { chunks = append(chunks, c) }
+	plan, err := p.Plan(context.Background(), "q", testTools(t))
+	if err != nil {
+		t.Fatalf("Plan: %v", err)
+	}
+	if string(plan.Program) != goodProgramPretty || len(chunks) != 4 || strings.Join(chunks, "") != plan.Attempts[0].Response {
+		t.Fatalf("program %s from chunks %q", plan.Program, chunks)
+	}
+	if got := s.received()[0].Body["stream"]; got != true {
+		t.Errorf("stream = %v, want true", got)
+	}
+}
