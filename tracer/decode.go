@@ -2,6 +2,7 @@ package tracer
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -501,6 +502,9 @@ func decodeEvent(line []byte) (*Event, error) {
 	})
 	if err == nil {
 		err = p.end()
+	}
+	if err == nil && e.Kind == KindUnknown {
+		err = errors.New(`missing field "kind"`)
 	}
 	if err != nil {
 		return nil, err
