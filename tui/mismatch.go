@@ -264,6 +264,17 @@ func (p mismatchPane) lines() []string {
 		head += "  fixture entry " + d.entry
 	}
 	out := []string{head}
+	switch {
+	case p.sess.accepted[e.Seq]:
+		out = append(out, st.Good.Render("✓ accepted: the actual call is the new fixture entry"))
+	case p.pending == e.Seq:
+		out = append(out, st.Muted.Render("accepting…"))
+	case p.sess.spec.AcceptMismatch != nil:
+		out = append(out, "press "+st.Accent.Render(p.c.keys.Accept.Help().Key)+" to accept the actual call as the new fixture entry and go on")
+	}
+	if p.errText != "" {
+		out = append(out, st.Error.Render("accept failed: "+firstLine(p.errText)))
+	}
 	if e.Message != "" {
 		out = append(out, firstLine(e.Message))
 	}
@@ -294,18 +305,6 @@ func (p mismatchPane) lines() []string {
 			}
 			out = append(out, line)
 		}
-	}
-	out = append(out, "")
-	switch {
-	case p.sess.accepted[e.Seq]:
-		out = append(out, st.Good.Render("✓ accepted: the actual call is the new fixture entry"))
-	case p.pending == e.Seq:
-		out = append(out, st.Muted.Render("accepting…"))
-	case p.sess.spec.AcceptMismatch != nil:
-		out = append(out, "press "+st.Accent.Render(p.c.keys.Accept.Help().Key)+" to accept the actual call as the new fixture entry and go on")
-	}
-	if p.errText != "" {
-		out = append(out, st.Error.Render("accept failed: "+firstLine(p.errText)))
 	}
 	return out
 }
