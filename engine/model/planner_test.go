@@ -80,18 +80,8 @@ func validateFake(program []byte) error {
 	return nil
 }
 
-// events records what the planner emits.
-type events struct {
-	mu  sync.Mutex
-	got []*tracer.Event
-}
-
-func (e *events) Emit(ctx context.Context, ev *tracer.Event) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.got = append(e.got, ev)
-	return nil
-}
+// *tracer.Tracer is what callers pass as Planner.Tracer.
+var _ Emitter = (*tracer.Tracer)(nil)
 
 func planner(t *testing.T, s *server) *Planner {
 	return &Planner{Transport: s.transport(t), Model: "planner-model", Validate: validateFake}
@@ -113,9 +103,9 @@ func messages(t *testing.T, body map[string]any) [][2]string {
 
 func TestPlanValidFirstTime(t *testing.T) {
 	s := scripted(t, "Here is the program:\n```json\n"+goodProgram+"\n```\nIt raises 2 to {64}.")
-	rec := &events{}
+	mem := tracer.NewMemory()
 	p := planner(t, s)
-	p.Tracer = rec
+	p.Tracer = tracer.New(mem)
 	plan, err := p.Plan(context.Background(), "What is 2 to the 64th?", testTools(t))
 	if err != nil {
 		t.Fatalf("Plan: %v", err)
@@ -149,10 +139,11 @@ func TestPlanValidFirstTime(t *testing.T) {
 		}
 	}
 
-	if len(rec.got) != 2 {
-		t.Fatalf("emitted %d events, want a request and a response", len(rec.got))
+	got := mem.Events()
+	if len(got) != 2 {
+		t.Fatalf("emitted %d events, want a request and a response", len(got))
 	}
-	req, resp := rec.got[0], rec.got[1]
+	req, resp := got[0], got[1]
 	if req.Kind != tracer.ModelRequest || req.Branch != -1 || !reflect.DeepEqual(req.Arguments, plan.Attempts[0].Request) {
 		t.Errorf("request event = %+v", req)
 	}
@@ -242,9 +233,9 @@ func TestPlanDoesNotRetryTransportErrors(t *testing.T) {
 			w.WriteHeader(status)
 			io.WriteString(w, `{"error":{"message":"nope"}}`)
 		})
-		rec := &events{}
+		mem := tracer.NewMemory()
 		p := planner(t, s)
-		p.Tracer = rec
+		p.Tracer = tracer.New(mem)
 		plan, err := p.Plan(context.Background(), "q", testTools(t))
 		if !errors.Is(err, engine.ModelTransportError) {
 			t.Fatalf("HTTP %d: error %v is not a ModelTransportError", status, err)
@@ -255,7 +246,8 @@ func TestPlanDoesNotRetryTransportErrors(t *testing.T) {
 		if len(plan.Attempts) != 1 || plan.Attempts[0].Err != err.Error() {
 			t.Errorf("HTTP %d: attempts = %+v", status, plan.Attempts)
 		}
-		last := rec.got[len(rec.got)-1]
+		got := mem.Events()
+		last := got[len(got)-1]
 		if last.Kind != tracer.ModelResponse || last.Error == nil || last.Error.Type != string(engine.TypeOf(err)) || last.HasOutput {
 			t.Errorf("HTTP %d: response event = %+v", status, last)
 		}
