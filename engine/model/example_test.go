@@ -3,7 +3,6 @@ package model_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -14,8 +13,8 @@ import (
 
 // A Planner asks the model behind a transport for a program and checks it.
 // Here the model is an OpenAI-compatible test server on loopback that
-// answers with a fenced program; a real caller would use
-// model.ConfigFromEnv and validate with engine.ParseProgram.
+// answers with a fenced program; a real caller would configure the
+// transport with model.ConfigFromEnv.
 func ExamplePlanner() {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		reply := "```json\n" + `{"type": "program", "mode": "single", "body": [
@@ -36,10 +35,8 @@ func ExamplePlanner() {
 		Transport: transport,
 		Model:     "gpt-4o-mini",
 		Validate: func(program []byte) error {
-			if !json.Valid(program) {
-				return errors.New("not JSON")
-			}
-			return nil
+			_, err := engine.ParseProgram(program)
+			return err
 		},
 	}
 	plan, err := planner.Plan(context.Background(), "What is 2 plus 3?", []*engine.ToolDefinition{add})

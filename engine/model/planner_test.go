@@ -339,44 +339,31 @@ func TestExtractObject(t *testing.T) {
 	}
 }
 
-// TestWorkedExamplesAreJSON keeps the prompt's examples well-formed
-// programs of their schema version.
-func TestWorkedExamplesAreJSON(t *testing.T) {
-	var tools []any
-	if err := json.Unmarshal([]byte(exampleTools), &tools); err != nil {
+// TestWorkedExamplesParse keeps the prompt's examples valid programs of
+// their schema version, with schema 1.0 params matching the example tools.
+func TestWorkedExamplesParse(t *testing.T) {
+	var raw []json.RawMessage
+	if err := json.Unmarshal([]byte(exampleTools), &raw); err != nil {
 		t.Fatalf("example tools: %v", err)
+	}
+	params := map[string][]string{}
+	for _, r := range raw {
+		def, err := engine.ParseToolDefinition(r, "")
+		if err != nil {
+			t.Fatalf("example tool %s: %v", r, err)
+		}
+		params[def.Name] = def.PropertyNames()
 	}
 	for version, examples := range map[string][]example{"1.0": examplesV1, "2.0": examplesV2} {
 		for i, ex := range examples {
-			var p map[string]any
-			if err := json.Unmarshal([]byte(ex.Program), &p); err != nil {
+			prog, err := engine.ParseProgramWith([]byte(ex.Program), engine.ParseOptions{ToolParams: params})
+			if err != nil {
 				t.Errorf("%s example %d: %v", version, i+1, err)
 				continue
 			}
-			if p["type"] != "program" || p["schema_version"] != version {
-				t.Errorf("%s example %d is not a schema %s program", version, i+1, version)
+			if prog.Version != version {
+				t.Errorf("%s example %d is a schema %s program", version, i+1, prog.Version)
 			}
 		}
-	}
-}
-
-func TestPlanStreamsWithOnChunk(t *testing.T) {
-	s := newServer(t, func(w http.ResponseWriter, r *http.Request, body map[string]any) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		half := len(goodProgram) / 2
-		writeFlushed(w, delta("```json\n"), delta(goodProgram[:half]), delta(goodProgram[half:]), delta("\n```"), "data: [DONE]\n\n")
-	})
-	var chunks []string
-	p := planner(t, s)
-	p.OnChunk = func(c string) { chunks = append(chunks, c) }
-	plan, err := p.Plan(context.Background(), "q", testTools(t))
-	if err != nil {
-		t.Fatalf("Plan: %v", err)
-	}
-	if string(plan.Program) != goodProgramPretty || len(chunks) != 4 || strings.Join(chunks, "") != plan.Attempts[0].Response {
-		t.Fatalf("program %s from chunks %q", plan.Program, chunks)
-	}
-	if got := s.received()[0].Body["stream"]; got != true {
-		t.Errorf("stream = %v, want true", got)
 	}
 }
