@@ -310,6 +310,10 @@ func (o *OpenAI) statusError(resp *http.Response, body []byte) error {
 	}
 	switch resp.StatusCode {
 	case http.StatusUnauthorized, http.StatusForbidden:
+		if o.cfg.APIKey == "" {
+			return &engine.Error{Type: engine.ModelAuthError, Err: se,
+				Message: fmt.Sprintf("model endpoint %s wants an API key (HTTP %s)%s; pass --api-key or set %s", o.base, status, detail, EnvAPIKey)}
+		}
 		return &engine.Error{Type: engine.ModelAuthError, Err: se,
 			Message: fmt.Sprintf("model endpoint %s rejected the API key (HTTP %s)%s", o.base, status, detail)}
 	case http.StatusTooManyRequests:

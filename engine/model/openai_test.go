@@ -321,6 +321,15 @@ func TestLoopbackNeedsNoKey(t *testing.T) {
 	if a := s.received()[0].Authorization; a != "" {
 		t.Errorf("sent Authorization %q without a key", a)
 	}
+
+	locked := newServer(t, func(w http.ResponseWriter, r *http.Request, body map[string]any) {
+		http.Error(w, `{"error":{"message":"missing bearer token"}}`, http.StatusUnauthorized)
+	})
+	_, err := locked.transport(t, func(c *OpenAIConfig) { c.APIKey = "" }).Complete(context.Background(), map[string]any{})
+	assertType(t, err, engine.ModelAuthError)
+	if !strings.Contains(err.Error(), "wants an API key") || !strings.Contains(err.Error(), "pass --api-key or set OPENAI_API_KEY") {
+		t.Errorf("a local server that wants a key: %q", err)
+	}
 }
 
 func TestNewOpenAIRejectsBadConfig(t *testing.T) {
