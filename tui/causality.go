@@ -34,8 +34,8 @@ type ladder struct {
 // buildLadder collects the attempts of e's call instance up to event
 // index upto. It returns nil when e belongs to no call.
 func buildLadder(h *history, e *tracer.Event, upto int) *ladder {
-	idx, ok := h.calls[instanceKey(e.Site)]
-	if !ok {
+	idx := h.callEvents(e)
+	if len(idx) == 0 {
 		return nil
 	}
 	l := &ladder{site: instanceKey(e.Site)}

@@ -60,7 +60,7 @@ func (p detailPane) refresh() detailPane {
 	k := detailKey{sess: p.sess, gen: p.sess.gen, cursor: h.cursor(), dark: p.c.styles.IsDark}
 	if e := h.selected(); e != nil {
 		// A call's ladder grows while the cursor stays at the newest event.
-		k.n = len(h.calls[instanceKey(e.Site)])
+		k.n = len(h.callEvents(e))
 	}
 	if k == p.built {
 		return p
@@ -184,7 +184,7 @@ func detailLines(c *common, h *history, i int) []string {
 // attemptStart finds the tool.attempt.start of e's call, at e's attempt or
 // the latest one before index i.
 func attemptStart(h *history, e *tracer.Event, i int) *tracer.Event {
-	idx := h.calls[instanceKey(e.Site)]
+	idx := h.callEvents(e)
 	var found *tracer.Event
 	for _, j := range idx {
 		if int(j) > i {

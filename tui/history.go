@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -57,7 +58,7 @@ type history struct {
 	lastCounters []int32
 	// calls groups the tool, backoff, cancel and node.exit events of one
 	// call instance (site without attempt).
-	calls map[string][]int32
+	calls map[uint64][]int32 // by instanceHash; check sameInstance on use
 	// causes groups cancel events by the site that caused them.
 	causes map[string][]int32
 	// failures holds the indices of failure events in order.
@@ -71,7 +72,7 @@ func newHistory(outline []OutlineNode, capacity int) *history {
 		lastCounters: make([]int32, 0, capacity),
 		nodes:        append([]OutlineNode(nil), outline...),
 		pathIdx:      make(map[string]int32, len(outline)),
-		calls:        map[string][]int32{},
+		calls:        map[uint64][]int32{},
 		causes:       map[string][]int32{},
 	}
 	for i, n := range h.nodes {
@@ -104,6 +105,49 @@ func instanceKey(s tracer.Site) string {
 	}
 	b.WriteByte(']')
 	return b.String()
+}
+
+// instanceHash hashes a site without its attempt (FNV-1a), so indexing a
+// million events allocates no key strings.
+func instanceHash(s tracer.Site) uint64 {
+	const prime = 1099511628211
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s.Path); i++ {
+		h = (h ^ uint64(s.Path[i])) * prime
+	}
+	for _, n := range s.Iter {
+		h = (h ^ 0xff) * prime
+		for v := uint64(n); ; v >>= 8 {
+			h = (h ^ (v & 0xff)) * prime
+			if v < 256 {
+				break
+			}
+		}
+	}
+	return h
+}
+
+// sameInstance reports whether a and b are sites of the same call instance.
+func sameInstance(a, b tracer.Site) bool {
+	return a.Path == b.Path && slices.Equal(a.Iter, b.Iter)
+}
+
+// callEvents returns the indices of the events of e's call instance.
+func (h *history) callEvents(e *tracer.Event) []int32 {
+	idx := h.calls[instanceHash(e.Site)]
+	for _, i := range idx {
+		if !sameInstance(h.events[i].Site, e.Site) {
+			// A hash collision: filter (rare, so allocating is fine).
+			var out []int32
+			for _, j := range idx {
+				if sameInstance(h.events[j].Site, e.Site) {
+					out = append(out, j)
+				}
+			}
+			return out
+		}
+	}
+	return idx
 }
 
 // nodeFor returns the tree index of path, adding a node when the run
@@ -201,7 +245,7 @@ func (h *history) append(e *tracer.Event) {
 	h.lastCounters = append(h.lastCounters, last)
 	switch e.Kind {
 	case tracer.ToolAttemptStart, tracer.ToolAttemptEnd, tracer.RetryBackoffStart, tracer.RetryBackoffEnd, tracer.Cancel, tracer.NodeExit:
-		k := instanceKey(e.Site)
+		k := instanceHash(e.Site)
 		h.calls[k] = append(h.calls[k], idx)
 	}
 	if e.Kind == tracer.Cancel && e.Cause != "" {
