@@ -290,6 +290,7 @@ type StatusError struct {
 	RetryAfter time.Duration // from Retry-After; zero when absent
 }
 
+// Error returns "HTTP 429: message".
 func (e *StatusError) Error() string {
 	if e.Message == "" {
 		return "HTTP " + strconv.Itoa(e.StatusCode)
