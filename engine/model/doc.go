@@ -18,16 +18,19 @@
 //   - HTTP 429: ModelRateLimitError, with the Retry-After delay in a *StatusError;
 //   - any other non-2xx status: ModelTransportError with the status and the
 //     server's error message;
-//   - the configured Timeout, a client timeout or the caller's deadline:
-//     ModelTimeoutError, which is also a TimeoutError and a ProviderResponseError;
+//   - the configured Timeout, a client timeout or the caller's deadline
+//     (one set without a cause of its own): ModelTimeoutError, which is also
+//     a TimeoutError and a ProviderResponseError and wraps
+//     context.DeadlineExceeded;
 //   - connection refused, DNS failure, a connection lost mid-response:
 //     ModelConnectionError ("cannot reach http://127.0.0.1:1234/v1: connection refused");
 //   - a body that is not a chat completion: ProviderResponseError.
 //
 // Cancelling the caller's context is not a model failure: the call returns
 // promptly with the context's cause (context.Canceled unless the canceller
-// gave another), the response body is closed and the server sees the
-// request cancelled. Nothing is retried by the transport.
+// gave another, such as the engine's limit error), the response body is
+// closed and the server sees the request cancelled. Nothing is retried by
+// the transport.
 //
 // The API key is sent only in the Authorization header. It never appears in
 // an error message: a server message that echoes it has it replaced by
