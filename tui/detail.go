@@ -128,13 +128,9 @@ func detailLines(c *common, h *history, i int) []string {
 	field("message", e.Message)
 
 	// The ladder and the causality use every event received so far, so a
-	// step shows what came of it.
+	// step shows what came of it. For a cancellation the cause comes first.
 	known := h.len() - 1
 	l := buildLadder(h, e, known)
-	if l != nil {
-		out = append(out, "")
-		out = append(out, l.render(st, e.Site.Attempt)...)
-	}
 	retried := false
 	if l != nil && e.Kind == tracer.ToolAttemptEnd {
 		if r := l.row(e.Site.Attempt); r != nil && r.backedOff {
@@ -145,9 +141,17 @@ func detailLines(c *common, h *history, i int) []string {
 		strings.HasSuffix(l.stop, "pending") {
 		retried = true // not known yet
 	}
+	var ladderLines, causeLines []string
+	if l != nil {
+		ladderLines = append([]string{""}, l.render(st, e.Site.Attempt)...)
+	}
 	if cz := buildCausality(h, e, known); cz != nil && !retried {
-		out = append(out, "")
-		out = append(out, cz.render(st)...)
+		causeLines = append([]string{""}, cz.render(st)...)
+	}
+	if e.Kind == tracer.Cancel {
+		out = append(append(out, causeLines...), ladderLines...)
+	} else {
+		out = append(append(out, ladderLines...), causeLines...)
 	}
 
 	// The call's arguments: on this event, or on its attempt's start.

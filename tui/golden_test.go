@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/charmbracelet/x/exp/golden"
@@ -32,4 +34,28 @@ func TestViewGoldenCausality(t *testing.T) {
 	m := goldenModel(t, traceSpec())
 	m = press(t, m, "home", "f", "f")
 	golden.RequireEqual(t, plain(m))
+}
+
+// TestViewGoldenMidRun is the frame README-capture.txt shows: a live run
+// paused at the failure that cancels a sibling, the retry ladder done.
+func TestViewGoldenMidRun(t *testing.T) {
+	d := liveModel(t, true)
+	d.send(tea_WindowSize(100, 30))
+	d.until("paused at run.start", func(m Model) bool { return histLen(m) == 1 })
+	d.keys("b") // no tool on run.start: says so
+	d.keys("f") // first failure: fetch attempt 1 (retried)
+	d.until("at the first failure", func(m Model) bool { return selectedSeq(m) == 6 && m.sess().state == statePaused })
+	d.keys("f")
+	d.until("at the search failure", func(m Model) bool { return selectedSeq(m) == 14 && m.sess().state == statePaused })
+	d.keys("n", "n")
+	d.until("at the cancel", func(m Model) bool { return selectedSeq(m) == 16 && m.sess().state == statePaused })
+	frame := plain(d.m)
+	golden.RequireEqual(t, frame)
+	capture, err := os.ReadFile("README-capture.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(capture), frame) {
+		t.Fatal("README-capture.txt does not hold the current mid-run frame; paste testdata/TestViewGoldenMidRun.golden into it")
+	}
 }

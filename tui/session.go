@@ -271,6 +271,8 @@ func (s *session) onPaused() tea.Cmd {
 			s.syncGate()
 		}
 		s.note = "stopped at breakpoint " + describeBreakpoint(*hit)
+	} else if s.note == "stepping" {
+		s.note = ""
 	}
 	if e != nil {
 		if i := int(e.Seq) - 1; i >= 0 && i < s.hist.len() && s.hist.at(i).Seq == e.Seq {
