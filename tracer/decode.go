@@ -1,6 +1,7 @@
 package tracer
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,9 +19,39 @@ const maxNesting = 10000
 // parser decodes one line of JSON. Numbers become json.Number, objects
 // map[string]any and arrays []any, as encoding/json does with UseNumber.
 type parser struct {
-	data  []byte
-	pos   int
-	depth int
+	data        []byte
+	pos         int
+	depth       int
+	scratch     []byte    // unescaped string bytes, reused
+	fromScratch bool      // the last strBytes result is in scratch
+	in          *interner // shared strings; nil allocates every string
+}
+
+// interner shares the strings that recur from line to line of a trace
+// (member names, tool names, sites, short values), so that reading a long
+// trace does not allocate them again for every event.
+type interner struct{ m map[string]string }
+
+// internMax bounds the interner; strings beyond it are allocated.
+const (
+	internMax    = 8192
+	internMaxLen = 48
+)
+
+func newInterner() *interner { return &interner{m: make(map[string]string)} }
+
+func (in *interner) get(b []byte) string {
+	if in == nil || len(b) > internMaxLen {
+		return string(b)
+	}
+	if s, ok := in.m[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if len(in.m) < internMax {
+		in.m[s] = s
+	}
+	return s
 }
 
 // syntaxError reports malformed JSON at a byte column of the line.
@@ -97,8 +128,8 @@ func (p *parser) value() (any, error) {
 	case c == '"':
 		return p.str()
 	case c == '-' || (c >= '0' && c <= '9'):
-		s, err := p.number()
-		return json.Number(s), err
+		b, err := p.numberBytes()
+		return json.Number(p.in.get(b)), err
 	case p.literal("null"):
 		return nil, nil
 	case p.literal("true"):
@@ -124,17 +155,19 @@ func (p *parser) object() (map[string]any, error) {
 	}
 	defer func() { p.depth-- }()
 	m := make(map[string]any)
-	err := p.members(func(key string) error {
+	err := p.members(func(key []byte) error {
+		k := p.in.get(key)
 		v, err := p.value()
-		m[key] = v
+		m[k] = v
 		return err
 	})
 	return m, err
 }
 
 // members walks an object's members, calling f with each key after the
-// colon, positioned at the value, which f must consume.
-func (p *parser) members(f func(key string) error) error {
+// colon, positioned at the value, which f must consume. The key is only
+// valid until f parses the value.
+func (p *parser) members(f func(key []byte) error) error {
 	if err := p.expect('{'); err != nil {
 		return err
 	}
@@ -148,9 +181,12 @@ func (p *parser) members(f func(key string) error) error {
 		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
 			return p.errorf("expected a member name, found %s", p.describe())
 		}
-		key, err := p.str()
+		key, err := p.strBytes()
 		if err != nil {
 			return err
+		}
+		if p.fromScratch {
+			key = bytes.Clone(key) // the value may reuse scratch
 		}
 		if err := p.expect(':'); err != nil {
 			return err
@@ -208,62 +244,92 @@ func (p *parser) array() ([]any, error) {
 	}
 }
 
-// number scans a number literal and returns its text.
-func (p *parser) number() (string, error) {
+// numberBytes scans a number literal and returns its text, which aliases
+// the line.
+func (p *parser) numberBytes() ([]byte, error) {
 	p.skipSpace()
 	end, ok := scanNumber(p.data, p.pos)
 	if !ok {
 		p.pos = end
-		return "", p.errorf("malformed number")
+		return nil, p.errorf("malformed number")
 	}
-	s := string(p.data[p.pos:end])
+	b := p.data[p.pos:end]
 	p.pos = end
-	return s, nil
+	return b, nil
+}
+
+// number scans a number literal and returns its text.
+func (p *parser) number() (string, error) {
+	b, err := p.numberBytes()
+	return string(b), err
+}
+
+// str decodes a string.
+func (p *parser) str() (string, error) {
+	b, err := p.strBytes()
+	if err != nil {
+		return "", err
+	}
+	return p.in.get(b), nil
 }
 
 // str decodes a string. Invalid UTF-8 and unpaired surrogates become
-// U+FFFD, as with encoding/json.
-func (p *parser) str() (string, error) {
+// U+FFFD, as with encoding/json. The bytes alias the line or a scratch
+// buffer that the next string reuses.
+func (p *parser) strBytes() ([]byte, error) {
 	p.skipSpace()
 	if p.pos >= len(p.data) || p.data[p.pos] != '"' {
-		return "", p.errorf("expected a string, found %s", p.describe())
+		return nil, p.errorf("expected a string, found %s", p.describe())
 	}
 	p.pos++
+	p.fromScratch = false
 	start := p.pos
 	// Fast path: no escapes, ASCII or valid UTF-8.
 	for i := start; i < len(p.data); i++ {
+		if plain[p.data[i]] {
+			continue
+		}
 		c := p.data[i]
-		if c == '"' {
-			s := p.data[start:i]
-			if !utf8.Valid(s) {
-				break
-			}
+		if c == '"' { // everything before it was plain ASCII
 			p.pos = i + 1
-			return string(s), nil
+			return p.data[start:i], nil
 		}
 		if c == '\\' || c < 0x20 {
 			break
 		}
+		// Non-ASCII: check the whole string once it ends.
+		end := bytes.IndexByte(p.data[i:], '"')
+		if end < 0 {
+			break
+		}
+		s := p.data[start : i+end]
+		if bytes.IndexByte(s, '\\') >= 0 || !utf8.Valid(s) || hasControl(s) {
+			break
+		}
+		p.pos = i + end + 1
+		return s, nil
 	}
-	var out []byte
+	p.fromScratch = true
+	out := p.scratch[:0]
+	defer func() { p.scratch = out[:0] }()
 	i := start
 	for {
 		if i >= len(p.data) {
 			p.pos = i
-			return "", p.errorf("unterminated string")
+			return nil, p.errorf("unterminated string")
 		}
 		c := p.data[i]
 		switch {
 		case c == '"':
 			p.pos = i + 1
-			return string(out), nil
+			return out, nil
 		case c < 0x20:
 			p.pos = i
-			return "", p.errorf("control character 0x%02x in string", c)
+			return nil, p.errorf("control character 0x%02x in string", c)
 		case c == '\\':
 			if i+1 >= len(p.data) {
 				p.pos = i
-				return "", p.errorf("unterminated string")
+				return nil, p.errorf("unterminated string")
 			}
 			i++
 			switch p.data[i] {
@@ -283,7 +349,7 @@ func (p *parser) str() (string, error) {
 				r, ok := hex4(p.data, i+1)
 				if !ok {
 					p.pos = i
-					return "", p.errorf(`malformed \u escape`)
+					return nil, p.errorf(`malformed \u escape`)
 				}
 				i += 4
 				if utf16.IsSurrogate(r) {
@@ -301,7 +367,7 @@ func (p *parser) str() (string, error) {
 				out = utf8.AppendRune(out, r)
 			default:
 				p.pos = i
-				return "", p.errorf("invalid escape %s", strconv.QuoteRune(rune(p.data[i])))
+				return nil, p.errorf("invalid escape %s", strconv.QuoteRune(rune(p.data[i])))
 			}
 			i++
 		case c < utf8.RuneSelf:
@@ -313,6 +379,23 @@ func (p *parser) str() (string, error) {
 			i += size
 		}
 	}
+}
+
+// plain marks the ASCII bytes a string can hold unescaped.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+func hasControl(s []byte) bool {
+	for _, c := range s {
+		if c < 0x20 {
+			return true
+		}
+	}
+	return false
 }
 
 func hex4(b []byte, i int) (rune, bool) {
@@ -355,15 +438,119 @@ func (e *fieldErr) Error() string { return "field " + strconv.Quote(e.field) + "
 func (e *fieldErr) Unwrap() error { return e.err }
 
 func (p *parser) integer(bits int) (int64, error) {
-	s, err := p.number()
+	b, err := p.numberBytes()
 	if err != nil {
 		return 0, err
 	}
-	n, err := strconv.ParseInt(s, 10, bits)
+	if u, ok := parseDigits(b); ok && u <= 1<<31-1 {
+		return int64(u), nil
+	}
+	n, err := strconv.ParseInt(string(b), 10, bits)
 	if err != nil {
-		return 0, fmt.Errorf("want an integer, found %s", s)
+		return 0, fmt.Errorf("want an integer, found %s", b)
 	}
 	return n, nil
+}
+
+// parseDigits parses a short run of decimal digits without allocating; ok
+// is false for anything else, which the caller hands to strconv.
+func parseDigits(b []byte) (n uint64, ok bool) {
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + uint64(c-'0')
+	}
+	return n, true
+}
+
+func kindFromBytes(b []byte) (Kind, bool) {
+	for i, n := range kindNames {
+		if i != 0 && string(b) == n {
+			return Kind(i), true
+		}
+	}
+	return KindUnknown, false
+}
+
+// site parses a site string as ParseSite does, sharing the path string
+// between events; the common form PATH or PATH[i,j] is parsed without
+// allocating anything but the indices.
+func (p *parser) site(b []byte) (Site, error) {
+	if bytes.IndexByte(b, '#') >= 0 {
+		return ParseSite(string(b))
+	}
+	if len(b) == 0 || b[len(b)-1] != ']' {
+		if len(b) > 0 && b[0] != '/' {
+			return ParseSite(string(b))
+		}
+		return Site{Path: p.in.get(b)}, nil
+	}
+	open := bytes.LastIndexByte(b, '[')
+	if open < 0 || (open > 0 && b[0] != '/') {
+		return ParseSite(string(b))
+	}
+	list := b[open+1 : len(b)-1]
+	iter := make([]int, 0, bytes.Count(list, []byte{','})+1)
+	for len(list) > 0 || len(iter) < cap(iter) {
+		part := list
+		if i := bytes.IndexByte(list, ','); i >= 0 {
+			part, list = list[:i], list[i+1:]
+		} else {
+			list = nil
+		}
+		n, ok := parseDigits(part)
+		if !ok || n > 1<<31-1 {
+			return ParseSite(string(b))
+		}
+		iter = append(iter, int(n))
+	}
+	return Site{Path: p.in.get(b[:open]), Iter: iter}, nil
+}
+
+// parseTimeUTC parses the common form of trace times,
+// 2006-01-02T15:04:05[.fraction]Z, faster than time.Parse; ok is false for
+// anything else, which the caller hands to time.Parse.
+func parseTimeUTC(b []byte) (time.Time, bool) {
+	if len(b) < 20 || b[len(b)-1] != 'Z' || b[4] != '-' || b[7] != '-' || b[10] != 'T' || b[13] != ':' || b[16] != ':' {
+		return time.Time{}, false
+	}
+	num := func(s []byte) int {
+		n := 0
+		for _, c := range s {
+			if c < '0' || c > '9' {
+				return -1
+			}
+			n = n*10 + int(c-'0')
+		}
+		return n
+	}
+	year, month, day := num(b[0:4]), num(b[5:7]), num(b[8:10])
+	hour, minute, sec := num(b[11:13]), num(b[14:16]), num(b[17:19])
+	nsec := 0
+	switch frac := b[19 : len(b)-1]; {
+	case len(frac) == 0:
+	case len(frac) >= 2 && len(frac) <= 10 && frac[0] == '.':
+		if nsec = num(frac[1:]); nsec < 0 {
+			return time.Time{}, false
+		}
+		for range 10 - len(frac) {
+			nsec *= 10
+		}
+	default:
+		return time.Time{}, false
+	}
+	if year < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || sec < 0 || sec > 59 {
+		return time.Time{}, false
+	}
+	t := time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC)
+	if t.Day() != day { // such as February 30
+		return time.Time{}, false
+	}
+	return t, true
 }
 
 func (p *parser) boolean() (bool, error) {
@@ -379,44 +566,50 @@ func (p *parser) boolean() (bool, error) {
 
 // decodeEvent decodes one trace line. Unknown members are skipped, so that
 // readers accept lines from writers that add fields.
-func decodeEvent(line []byte) (*Event, error) {
-	p := parser{data: line}
+func decodeEvent(line []byte, in *interner) (*Event, error) {
+	p := parser{data: line, in: in}
 	e := &Event{Branch: -1}
 	attempt, hasAttempt := 0, false
-	err := p.members(func(key string) error {
+	err := p.members(func(key []byte) error {
 		var err error
-		switch key {
+		switch string(key) {
 		case "seq":
-			var s string
-			if s, err = p.number(); err == nil {
-				if e.Seq, err = strconv.ParseUint(s, 10, 64); err != nil {
-					err = fmt.Errorf("want a non-negative integer, found %s", s)
+			var b []byte
+			if b, err = p.numberBytes(); err == nil {
+				var ok bool
+				if e.Seq, ok = parseDigits(b); !ok {
+					if e.Seq, err = strconv.ParseUint(string(b), 10, 64); err != nil {
+						err = fmt.Errorf("want a non-negative integer, found %s", b)
+					}
 				}
 			}
 		case "time":
-			var s string
+			var b []byte
 			if p.peekNull() {
 				e.Time = time.Time{}
-			} else if s, err = p.str(); err == nil {
-				if e.Time, err = time.Parse(time.RFC3339Nano, s); err != nil {
-					err = fmt.Errorf("want an RFC 3339 time, found %q", s)
+			} else if b, err = p.strBytes(); err == nil {
+				var ok bool
+				if e.Time, ok = parseTimeUTC(b); !ok {
+					if e.Time, err = time.Parse(time.RFC3339Nano, string(b)); err != nil {
+						err = fmt.Errorf("want an RFC 3339 time, found %q", b)
+					}
 				}
 			}
 		case "kind":
-			var s string
-			if s, err = p.str(); err == nil {
+			var b []byte
+			if b, err = p.strBytes(); err == nil {
 				var ok bool
-				if e.Kind, ok = ParseKind(s); !ok {
-					err = fmt.Errorf("unknown event kind %q", s)
+				if e.Kind, ok = kindFromBytes(b); !ok {
+					err = fmt.Errorf("unknown event kind %q", b)
 				}
 			}
 		case "site":
-			var s string
+			var b []byte
 			if p.peekNull() {
 				e.Site = Site{Attempt: e.Site.Attempt}
-			} else if s, err = p.str(); err == nil {
+			} else if b, err = p.strBytes(); err == nil {
 				var site Site
-				if site, err = ParseSite(s); err == nil {
+				if site, err = p.site(b); err == nil {
 					if hasAttempt {
 						site.Attempt = attempt
 					}
@@ -496,7 +689,7 @@ func decodeEvent(line []byte) (*Event, error) {
 			_, err = p.value()
 		}
 		if err != nil {
-			err = &fieldErr{key, err}
+			err = &fieldErr{string(key), err}
 		}
 		return err
 	})
@@ -531,9 +724,9 @@ func (p *parser) errorInfo() (*ErrorInfo, error) {
 		return nil, nil
 	}
 	info := &ErrorInfo{}
-	err := p.members(func(key string) error {
+	err := p.members(func(key []byte) error {
 		var err error
-		switch key {
+		switch string(key) {
 		case "type":
 			info.Type, err = p.nullableStr()
 		case "message":
@@ -551,9 +744,9 @@ func (p *parser) outcome() (*Outcome, error) {
 		return nil, nil
 	}
 	o := &Outcome{}
-	err := p.members(func(key string) error {
+	err := p.members(func(key []byte) error {
 		var err error
-		switch key {
+		switch string(key) {
 		case "success":
 			o.Success, err = p.boolean()
 		case "value":
@@ -575,9 +768,9 @@ func (p *parser) counters() (*Counters, error) {
 		return nil, nil
 	}
 	c := &Counters{}
-	err := p.members(func(key string) error {
+	err := p.members(func(key []byte) error {
 		var err error
-		switch key {
+		switch string(key) {
 		case "nodes":
 			c.Nodes, err = p.integer(64)
 		case "tool_calls":

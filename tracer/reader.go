@@ -36,11 +36,12 @@ type Reader struct {
 	warning string
 	long    []byte
 	version int
+	in      *interner
 }
 
 // NewReader returns a Reader of the trace in r.
 func NewReader(r io.Reader) *Reader {
-	return &Reader{br: bufio.NewReaderSize(r, 64<<10)}
+	return &Reader{br: bufio.NewReaderSize(r, 64<<10), in: newInterner()}
 }
 
 // Version returns the format version named by the header, once the first
@@ -106,7 +107,7 @@ func (r *Reader) Next() (*Event, error) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		e, err := decodeEvent(line)
+		e, err := decodeEvent(line, r.in)
 		if err != nil {
 			if last {
 				r.warning = "line " + strconv.Itoa(r.line) + ": truncated last line ignored"
@@ -139,9 +140,9 @@ func (r *Reader) readHeader() error {
 	var format, seq bool
 	version := int64(-1)
 	var formatName string
-	perr := p.members(func(key string) error {
+	perr := p.members(func(key []byte) error {
 		var err error
-		switch key {
+		switch string(key) {
 		case "format":
 			format = true
 			formatName, err = p.str()
@@ -154,7 +155,7 @@ func (r *Reader) readHeader() error {
 			_, err = p.value()
 		}
 		if err != nil {
-			err = &fieldErr{key, err}
+			err = &fieldErr{string(key), err}
 		}
 		return err
 	})

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 func readErr(data string) (*Reader, []*Event, error) {
@@ -190,5 +191,23 @@ func TestReaderIOError(t *testing.T) {
 	}
 	if _, err := r.Next(); err == nil || err.Error() != "device gone" {
 		t.Fatalf("got %v", err)
+	}
+}
+
+func TestParseTimeUTCAgreesWithTimeParse(t *testing.T) {
+	for _, s := range []string{
+		"2025-03-04T05:06:07Z", "2025-03-04T05:06:07.1Z", "2025-03-04T05:06:07.123456789Z",
+		"2024-02-29T23:59:59.5Z", "2025-02-29T00:00:00Z", "2025-13-01T00:00:00Z", "2025-01-01T24:00:00Z",
+		"2025-01-01T00:00:60Z", "0000-01-01T00:00:00Z", "2025-01-01T00:00:00.Z", "2025-01-01T00:00:00.1234567890Z",
+		"2025-01-01t00:00:00Z", "2025-01-01T00:00:00+02:00", "2025-1-01T00:00:00Z", "+025-01-01T00:00:00Z",
+	} {
+		want, werr := time.Parse(time.RFC3339Nano, s)
+		got, ok := parseTimeUTC([]byte(s))
+		if ok && (werr != nil || !got.Equal(want) || got.Location() != want.Location()) {
+			t.Errorf("%s: fast %v, time.Parse %v %v", s, got, want, werr)
+		}
+		if !ok && werr == nil && strings.HasSuffix(s, "Z") && len(s) <= 30 && !strings.Contains(s, "t") {
+			t.Logf("%s: left to time.Parse", s)
+		}
 	}
 }
