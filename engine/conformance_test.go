@@ -490,4 +490,3 @@ func writeConfFile(t *testing.T, file string, cases []json.RawMessage) {
 		t.Fatal(err)
 	}
 }
-
