@@ -128,4 +128,3 @@ func TestAsciiProfileKeepsSelectionVisible(t *testing.T) {
 		t.Fatal("the cursor row should carry a marker")
 	}
 }
-

@@ -158,3 +158,15 @@ func TestLiveMismatchAcceptContinues(t *testing.T) {
 		t.Fatalf("AcceptMismatch got %v", accepted)
 	}
 }
+
+func TestLiveStepsFasterThanTheRunAreQueued(t *testing.T) {
+	d := liveModel(t, true)
+	d.until("paused at run.start", func(m Model) bool { return histLen(m) == 1 })
+	d.keys("n", "n", "n", "n")
+	d.until("four steps taken", func(m Model) bool {
+		return histLen(m) == 5 && selectedSeq(m) == 5 && m.sess().state == statePaused
+	})
+	if p := d.m.sess().live.gate.Paused(); p == nil || p.Seq != 5 {
+		t.Fatalf("the gate should hold seq 5, holds %v", p)
+	}
+}

@@ -139,6 +139,8 @@ type session struct {
 	hit    *tracer.Breakpoint // the breakpoint the cursor stopped at
 
 	pendingPause uint64 // seq the gate paused at, not yet received
+	awaitStep    bool   // a Gate.Step was sent; the next pause answers it
+	queuedSteps  int    // steps pressed while awaiting one, sent on the next pause
 	accepted     map[uint64]bool
 	note         string // one-line feedback for the status bar
 	started      bool
@@ -208,6 +210,7 @@ func (s *session) start(parent context.Context, startPaused bool) tea.Cmd {
 	s.state = stateRunning
 	s.result, s.err = nil, nil
 	s.runTo, s.hit, s.pendingPause = nil, nil, 0
+	s.awaitStep, s.queuedSteps = false, 0
 	s.accepted = map[uint64]bool{}
 	s.syncGate()
 	run := s.spec.Run
@@ -264,6 +267,18 @@ func (s *session) onPaused() tea.Cmd {
 	if lr.gate.Paused() != nil {
 		s.state = statePaused
 	}
+	s.awaitStep = false
+	if s.queuedSteps > 0 && hit == nil {
+		s.queuedSteps--
+		lr.gate.Step()
+		s.awaitStep = true
+		s.state = stateRunning
+		if e != nil {
+			s.pendingPause = 0
+		}
+		return lr.listen(s.id, s.gen)
+	}
+	s.queuedSteps = 0
 	if hit != nil {
 		s.hit = hit
 		if hit.ID == runToID {
@@ -296,6 +311,7 @@ func (s *session) onEnded() {
 	s.result, s.err = lr.result, lr.err
 	s.pendingPause = 0
 	s.runTo = nil
+	s.awaitStep, s.queuedSteps = false, 0
 	switch {
 	case s.err == nil:
 		s.state = stateDone
@@ -399,7 +415,12 @@ func (s *session) step() {
 		return
 	}
 	if s.live != nil {
+		if s.awaitStep {
+			s.queuedSteps++ // keys faster than the run: step again on arrival
+			return
+		}
 		s.live.gate.Step()
+		s.awaitStep = true
 		s.state = stateRunning
 		s.note = "stepping"
 		return
@@ -464,6 +485,7 @@ func (s *session) resume(bps []tracer.Breakpoint, what string) {
 
 // cont continues to the next breakpoint.
 func (s *session) cont() {
+	s.awaitStep, s.queuedSteps = false, 0
 	s.runTo = nil
 	s.syncGate()
 	s.resume(s.bps, "continuing")
@@ -471,6 +493,7 @@ func (s *session) cont() {
 
 // runToNext continues to the next event of a kind (failure, retry, cancel).
 func (s *session) runToNext(kind tracer.BreakKind, what string) {
+	s.awaitStep, s.queuedSteps = false, 0
 	s.runTo = &tracer.Breakpoint{ID: runToID, Kind: kind}
 	s.syncGate()
 	s.resume([]tracer.Breakpoint{*s.runTo}, what)
