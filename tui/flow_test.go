@@ -27,6 +27,10 @@ func startFlow(t *testing.T, opts Options) *screen {
 	t.Cleanup(func() {
 		_ = tm.Quit()
 		tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
+		// Quit without q skips the model's own shutdown: stop runs here.
+		if fm, ok := tm.FinalModel(t).(Model); ok {
+			fm.shutdown()
+		}
 	})
 	return s
 }

@@ -24,6 +24,7 @@ const (
 var statusNames = [statusCount]string{"pending", "running", "ok", "failed", "retrying", "cancelled"}
 var statusGlyphs = [statusCount]string{"·", "▶", "✓", "✗", "↻", "⊘"}
 
+// String names the status as the tree shows it.
 func (s nodeStatus) String() string { return statusNames[s] }
 
 // nodeState is one node's status and the highest attempt number seen.

@@ -163,6 +163,7 @@ type KeyMapError struct {
 	Err    error // the underlying read or decode error, if any
 }
 
+// Error names the file, the action and what is wrong.
 func (e *KeyMapError) Error() string {
 	var b strings.Builder
 	b.WriteString("key map ")
@@ -179,6 +180,7 @@ func (e *KeyMapError) Error() string {
 	return b.String()
 }
 
+// Unwrap returns the read or decode error, if any.
 func (e *KeyMapError) Unwrap() error { return e.Err }
 
 // LoadKeyMap returns DefaultKeyMap with the bindings named in the JSON file

@@ -22,6 +22,7 @@ const (
 	stateCancelled
 )
 
+// String names the state as the status bar shows it.
 func (s runState) String() string {
 	return [...]string{"idle", "running", "paused", "done", "failed", "cancelled"}[s]
 }
