@@ -11,6 +11,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 )
 
@@ -65,9 +66,18 @@ func TestHistoryAddsNodesMissingFromOutline(t *testing.T) {
 
 func TestLightThemeGolden(t *testing.T) {
 	m := traceModel(t)
+	dark := m.View().Content
 	m = update(t, m, tea.BackgroundColorMsg{Color: colorWhite{}})
 	if m.styles.IsDark {
 		t.Fatal("a white background means a light theme")
+	}
+	light := m.View().Content
+	if dark == light || ansi.Strip(dark) != ansi.Strip(light) {
+		t.Fatal("the theme changes colors only, never the text")
+	}
+	// The light palette's foreground (#1f2328) is drawn; the dark one's is not.
+	if !strings.Contains(light, "38;2;31;35;40") || strings.Contains(light, "38;2;230;237;243") {
+		t.Fatal("the light theme should use the light palette")
 	}
 	m = press(t, m, "home", "t")
 	golden.RequireEqual(t, plain(m))

@@ -170,3 +170,22 @@ func TestLiveStepsFasterThanTheRunAreQueued(t *testing.T) {
 		t.Fatalf("the gate should hold seq 5, holds %v", p)
 	}
 }
+
+func TestSaveOnlyWhenTheRunIsDone(t *testing.T) {
+	spec := liveSpec()
+	spec.Saver = &fakeSaver{}
+	d := liveModel(t, true, spec)
+	d.until("paused at run.start", func(m Model) bool { return histLen(m) == 1 })
+	if d.m.keys.Save.Enabled() {
+		t.Fatal("saving applies only once the run is done")
+	}
+	d.keys("s")
+	if d.m.dialog != dialogNone {
+		t.Fatal("s must not open the dialog while the run is live")
+	}
+	d.keys("c")
+	d.until("done", func(m Model) bool { return m.sess().state == stateDone })
+	if !d.m.keys.Save.Enabled() || !strings.Contains(plain(d.m), "save fixture") {
+		t.Fatalf("save should be offered once done:\n%s", plain(d.m))
+	}
+}

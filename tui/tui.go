@@ -36,7 +36,7 @@ type RunSpec struct {
 	// return soon after ctx is cancelled.
 	Run func(ctx context.Context, t *tracer.Tracer) (result any, err error)
 
-	Events []*tracer.Event // preloaded events (post-mortem trace)
+	Events []*tracer.Event // preloaded events (post-mortem trace); used only when Run is nil
 	Saver  Saver           // nil when saving a fixture makes no sense
 
 	// AcceptMismatch accepts the actual call of a replay.mismatch event as
