@@ -79,6 +79,7 @@ func BenchmarkMillionEvents(b *testing.B) {
 			b.Fatal(err)
 		}
 		tr := New(w)
+		cpu0 := cpuSeconds()
 		start := time.Now()
 		for range n {
 			e := *proto
@@ -111,6 +112,7 @@ func BenchmarkMillionEvents(b *testing.B) {
 		}
 		b.ReportMetric(wrote.Seconds(), "write-s")
 		b.ReportMetric(time.Since(start).Seconds()-wrote.Seconds(), "read-s")
+		b.ReportMetric(cpuSeconds()-cpu0, "cpu-s")
 	}
 	if fi, err := os.Stat(path); err == nil {
 		b.ReportMetric(float64(fi.Size())/(1<<20), "MiB")

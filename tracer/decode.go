@@ -30,7 +30,10 @@ type parser struct {
 // interner shares the strings that recur from line to line of a trace
 // (member names, tool names, sites, short values), so that reading a long
 // trace does not allocate them again for every event.
-type interner struct{ m map[string]string }
+type interner struct {
+	m     map[string]string
+	boxed map[string]any // short string and number values, already in an interface
+}
 
 // internMax bounds the interner; strings beyond it are allocated.
 const (
@@ -38,7 +41,40 @@ const (
 	internMaxLen = 48
 )
 
-func newInterner() *interner { return &interner{m: make(map[string]string)} }
+func newInterner() *interner {
+	return &interner{m: make(map[string]string), boxed: make(map[string]any)}
+}
+
+// value returns the string or json.Number b as an interface value, shared
+// between lines when short. number tells which type it is; the boxed map
+// is keyed with a leading byte that keeps the two apart.
+func (in *interner) value(b []byte, number bool) any {
+	if in == nil || len(b) > internMaxLen {
+		if number {
+			return json.Number(b)
+		}
+		return string(b)
+	}
+	var key [internMaxLen + 1]byte
+	key[0] = 's'
+	if number {
+		key[0] = 'n'
+	}
+	k := key[:copy(key[1:], b)+1]
+	if v, ok := in.boxed[string(k)]; ok {
+		return v
+	}
+	var v any
+	if number {
+		v = json.Number(b)
+	} else {
+		v = string(b)
+	}
+	if len(in.boxed) < internMax {
+		in.boxed[string(k)] = v
+	}
+	return v
+}
 
 func (in *interner) get(b []byte) string {
 	if in == nil || len(b) > internMaxLen {
@@ -126,10 +162,17 @@ func (p *parser) value() (any, error) {
 	case c == '[':
 		return p.array()
 	case c == '"':
-		return p.str()
+		b, err := p.strBytes()
+		if err != nil {
+			return nil, err
+		}
+		return p.in.value(b, false), nil
 	case c == '-' || (c >= '0' && c <= '9'):
 		b, err := p.numberBytes()
-		return json.Number(p.in.get(b)), err
+		if err != nil {
+			return nil, err
+		}
+		return p.in.value(b, true), nil
 	case p.literal("null"):
 		return nil, nil
 	case p.literal("true"):

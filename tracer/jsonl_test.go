@@ -307,3 +307,15 @@ func TestDurationAndDelayExact(t *testing.T) {
 }
 
 var _ io.Writer = (*countingWriter)(nil)
+
+func TestAppendTimeAgreesWithFormat(t *testing.T) {
+	zone := time.FixedZone("X", 5*3600+30*60)
+	for _, tm := range []time.Time{t0, t0.Truncate(time.Second), t0.Add(-123000), time.Date(1, 1, 1, 0, 0, 0, 1, time.UTC),
+		time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC), time.Date(2024, 2, 29, 1, 2, 3, 40, zone),
+		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(-5, 1, 1, 0, 0, 0, 0, time.UTC), time.Now()} {
+		got := string(appendTime(nil, tm))
+		if want := tm.UTC().Format(time.RFC3339Nano); got != want {
+			t.Errorf("got %s, want %s", got, want)
+		}
+	}
+}
