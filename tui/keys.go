@@ -76,7 +76,7 @@ func DefaultKeyMap() KeyMap {
 	}
 	return KeyMap{
 		Step:        b("step", "n", "right"),
-		Back:        b("step back", "p", "left"),
+		Back:        b("back", "p", "left"),
 		Continue:    b("continue", "c"),
 		Pause:       b("pause", "space"),
 		NextFailure: b("next failure", "f"),
@@ -84,7 +84,7 @@ func DefaultKeyMap() KeyMap {
 		NextCancel:  b("next cancel", "x"),
 		Restart:     b("restart", "r"),
 
-		Break:       b("breakpoint", "b"),
+		Break:       b("break", "b"),
 		Breakpoints: b("breakpoints", "B"),
 
 		Search:      b("search/filter", "/"),
@@ -117,7 +117,7 @@ func DefaultKeyMap() KeyMap {
 		No:      b("no", "n"),
 
 		Help: b("help", "?"),
-		Quit: b("quit", "q", "ctrl+c"),
+		Quit: key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
 	}
 }
 

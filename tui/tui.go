@@ -331,8 +331,9 @@ type rootKeys struct{ m *Model }
 // ShortHelp lists the essential global bindings.
 func (r rootKeys) ShortHelp() []key.Binding {
 	k := r.m.keys
-	return []key.Binding{k.Step, k.Back, k.Continue, k.Pause, k.Break, k.NextFailure, k.Search,
-		k.Accept, k.Save, k.NextPane, k.Help, k.Quit}
+	// Bindings that only apply now and then come early, so they show.
+	return []key.Binding{k.Accept, k.Save, k.Step, k.Back, k.Continue, k.Pause, k.Break, k.NextFailure,
+		k.Search, k.Help, k.Quit, k.NextPane}
 }
 
 // FullHelp lists every binding, grouped.
