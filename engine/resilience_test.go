@@ -106,6 +106,7 @@ type probe struct {
 	args    map[string][]map[string]any
 	errs    map[string][]error
 	ctxErrs map[string][]error
+	order   []string // tools in the order their attempts began
 	started map[string]chan struct{}
 	before  map[string]func(ctx context.Context) error
 }
@@ -136,6 +137,7 @@ func (p *probe) CallTool(ctx context.Context, call *engine.Call) (any, error) {
 	c := p.startedCh(call.Tool)
 	p.mu.Lock()
 	p.args[call.Tool] = append(p.args[call.Tool], call.Arguments)
+	p.order = append(p.order, call.Tool)
 	select {
 	case <-c:
 	default:
@@ -776,6 +778,26 @@ func TestResilienceMaxConcurrencyNestedGroupsDoNotDeadlock(t *testing.T) {
 	}
 	if m := p.MaxActive("identity"); m != 1 {
 		t.Fatalf("MaxActive %d, want 1", m)
+	}
+}
+
+// With max_concurrency set and tools that do not suspend, a branch runs
+// its calls in plain left-to-right post-order (reference §12 G2):
+// F(A(B(x)), C(y)) calls B, A, C, F.
+func TestResilienceMaxConcurrencyPostOrder(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	p := newProbe(t, `{"tools": [
+	  {"name": "F", "properties": {"a": {}, "b": {}}, "behavior": {"output": "F"}},
+	  {"name": "A", "properties": {"v": {}}, "behavior": {"output": "A"}},
+	  {"name": "B", "properties": {"v": {}}, "behavior": {"output": "B"}},
+	  {"name": "C", "properties": {"v": {}}, "behavior": {"output": "C"}},
+	  {"name": "D", "properties": {"v": {}}, "behavior": {"output": "D"}}]}`)
+	prog := parse(t, jProg("single", jF("F", jF("A", jF("B", jV("x", "1"))), jF("C", jF("D", jV("y", "2"))))))
+	if _, err := run(t, prog, p, engine.Options{Limits: engine.Limits{MaxConcurrency: 3}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(p.order, ","); got != "B,A,D,C,F" {
+		t.Fatalf("call order %s, want B,A,D,C,F", got)
 	}
 }
 
