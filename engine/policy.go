@@ -29,9 +29,9 @@ func (l *Limits) SetTimeoutSeconds(text string) error {
 	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f <= 0 {
 		return Errorf(ValueError, "timeout_seconds must be a positive number or None")
 	}
-	l.Timeout = time.Duration(f * float64(time.Second))
+	l.Timeout = seconds(f)
 	if l.Timeout <= 0 {
-		l.Timeout = 1
+		l.Timeout = 1 // below a nanosecond: expires at once
 	}
 	if strings.ContainsAny(text, ".eE") {
 		l.TimeoutText = PyFloat(f)
@@ -204,7 +204,7 @@ func parseRetry(v *jval, r *RetryPolicy) (string, string) {
 			if !ok || f < 0 || math.IsNaN(f) || math.IsInf(f, 0) {
 				return k, k + " must be a non-negative number"
 			}
-			d := time.Duration(f * float64(time.Second))
+			d := seconds(f)
 			switch k {
 			case "delay_seconds":
 				r.Delay = d
@@ -328,6 +328,15 @@ func number(v *jval) (float64, bool) {
 	}
 	f, err := strconv.ParseFloat(v.s, 64)
 	return f, err == nil
+}
+
+// seconds converts a non-negative number of seconds to a Duration,
+// saturating at the largest one instead of overflowing.
+func seconds(f float64) time.Duration {
+	if f >= float64(math.MaxInt64)/float64(time.Second) {
+		return time.Duration(math.MaxInt64)
+	}
+	return time.Duration(f * float64(time.Second))
 }
 
 // PyFloat formats a float as Python's repr does: shortest round-trip
