@@ -2,6 +2,7 @@ package tui
 
 import (
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -329,6 +330,16 @@ func (h *history) prev(from int, match func(*tracer.Event) bool) int {
 		if match(h.events[i]) {
 			return i
 		}
+	}
+	return -1
+}
+
+// nextFailure returns the index of the first failure after from, or -1,
+// by binary search in the failure index.
+func (h *history) nextFailure(from int) int {
+	j := sort.Search(len(h.failures), func(k int) bool { return int(h.failures[k]) > from })
+	if j < len(h.failures) {
+		return int(h.failures[j])
 	}
 	return -1
 }

@@ -457,7 +457,13 @@ func matchBreakpoint(bps []tracer.Breakpoint, e *tracer.Event) *tracer.Breakpoin
 func (s *session) resume(bps []tracer.Breakpoint, what string) {
 	s.hit = nil
 	if len(bps) > 0 {
-		if i := s.hist.next(s.hist.cursor(), func(e *tracer.Event) bool { return matchBreakpoint(bps, e) != nil }); i >= 0 {
+		i := -1
+		if len(bps) == 1 && bps[0].Kind == tracer.BreakFailure && bps[0].Tool == "" && bps[0].Attempt == 0 && !bps[0].Disabled {
+			i = s.hist.nextFailure(s.hist.cursor()) // indexed: no scan
+		} else {
+			i = s.hist.next(s.hist.cursor(), func(e *tracer.Event) bool { return matchBreakpoint(bps, e) != nil })
+		}
+		if i >= 0 {
 			s.hist.seek(i)
 			s.hit = matchBreakpoint(bps, s.hist.at(i))
 			s.note = "stopped at " + describeBreakpoint(*s.hit)
