@@ -652,5 +652,8 @@ func (r *run) backoff(site tracer.Site, a int) time.Duration {
 		u := float64(h.Sum64()>>11) / float64(1<<53) // [0,1)
 		d *= 1 + rp.Jitter*(2*u-1)
 	}
+	if d >= math.MaxInt64 {
+		return time.Duration(math.MaxInt64)
+	}
 	return time.Duration(d)
 }
