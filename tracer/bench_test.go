@@ -2,6 +2,7 @@ package tracer
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -128,4 +129,32 @@ func BenchmarkTimeline(b *testing.B) {
 	for b.Loop() {
 		tl.Write(e)
 	}
+}
+
+// BenchmarkReadJSONL measures events per second read back from a trace in
+// memory (the decoding cost alone).
+func BenchmarkReadJSONL(b *testing.B) {
+	const n = 100_000
+	proto := benchEvent()
+	proto.Time = t0
+	events := make([]*Event, n)
+	for i := range events {
+		e := *proto
+		e.Seq = uint64(i + 1)
+		events[i] = &e
+	}
+	data := writeTrace(b, events)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	read := 0
+	for b.Loop() {
+		r := NewReader(bytes.NewReader(data))
+		for {
+			if _, err := r.Next(); err != nil {
+				break
+			}
+			read++
+		}
+	}
+	b.ReportMetric(float64(read)/b.Elapsed().Seconds(), "events/s")
 }

@@ -27,6 +27,33 @@ var ErrClosed = errors.New("tracer: sink closed")
 // JSONLWriter is the JSON Lines trace sink. It writes the header line, then
 // one event per line, buffering lines in memory.
 //
+// A line holds these members, in this order, each only when it applies:
+//
+//	seq          Event.Seq (always)
+//	time         Event.Time in UTC, RFC 3339 with nanoseconds (omitted if zero)
+//	kind         Kind.String() (always)
+//	site         Site.Instance().String(), the site without its attempt
+//	attempt      Site.Attempt (omitted if 0)
+//	node, tool   Event.Node, Event.Tool (omitted if empty)
+//	arguments    Event.Arguments (omitted if nil)
+//	output       Event.Output whenever HasOutput, even when it is null
+//	error        {"type","message"}
+//	delay_ms     Event.DelayMS (omitted if 0)
+//	branch       Event.Branch (omitted when -1)
+//	outcome      {"success","value"} or {"success","error_type","error_message"}
+//	reason       Event.Reason
+//	cause        Event.Cause
+//	depth        Event.Depth (omitted if 0)
+//	counters     {"nodes","tool_calls"}
+//	message      Event.Message
+//	data         Event.Data, keys sorted
+//	duration_ms  Event.Duration in milliseconds, exact to the nanosecond
+//	max_attempts Event.Requested (omitted if 0)
+//
+// Values are written as JSON with object keys sorted; a json.Number is
+// written as its exact text. Values that are not decoded JSON go through
+// encoding/json.
+//
 // The buffer is written out (flushed) after every run.end, cancel and
 // limit.exceeded event, after every event that carries an error or a
 // failed branch outcome, whenever 64 KiB have accumulated, and on Flush and

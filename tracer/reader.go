@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"sync"
 )
 
 // LineError reports a trace line that cannot be read.
@@ -28,6 +29,10 @@ func (e *LineError) Unwrap() error { return e.Err }
 // valid JSON, as a crash mid-write leaves): it then ends with io.EOF and
 // Warning reports the line. A malformed line anywhere else is a *LineError.
 // Blank lines are skipped.
+//
+// The Reader reads ahead a batch of lines and decodes it on two goroutines
+// when the batch is large; no goroutine outlives a call to Next. A Reader
+// is not safe for concurrent use.
 type Reader struct {
 	br      *bufio.Reader
 	line    int
@@ -36,12 +41,33 @@ type Reader struct {
 	warning string
 	long    []byte
 	version int
-	in      *interner
+
+	ins     [2]*interner // one per decoding goroutine
+	pending error        // the read error that ends the lines after the batch
+	text    []byte       // the batch's lines, back to back
+	batch   []decoded
+	next    int
 }
+
+// decoded is one line of a batch.
+type decoded struct {
+	start, end int // the line in Reader.text
+	line       int
+	last       bool // no newline ended it
+	e          *Event
+	err        error
+}
+
+// Batching: lines read ahead per batch, and the least that is worth
+// splitting over two goroutines.
+const (
+	batchLines    = 512
+	parallelLines = 128
+)
 
 // NewReader returns a Reader of the trace in r.
 func NewReader(r io.Reader) *Reader {
-	return &Reader{br: bufio.NewReaderSize(r, 64<<10), in: newInterner()}
+	return &Reader{br: bufio.NewReaderSize(r, 64<<10), ins: [2]*interner{newInterner(), newInterner()}}
 }
 
 // Version returns the format version named by the header, once the first
@@ -97,27 +123,69 @@ func (r *Reader) Next() (*Event, error) {
 			return nil, err
 		}
 	}
-	for {
+	for r.next == len(r.batch) {
+		if r.pending != nil {
+			r.err = r.pending
+			return nil, r.err
+		}
+		r.fill()
+	}
+	d := &r.batch[r.next]
+	r.next++
+	e, err := d.e, d.err
+	d.e = nil
+	if err != nil {
+		if d.last {
+			r.warning = "line " + strconv.Itoa(d.line) + ": truncated last line ignored"
+			r.err = io.EOF
+			return nil, io.EOF
+		}
+		r.err = &LineError{Line: d.line, Err: err}
+		return nil, r.err
+	}
+	return e, nil
+}
+
+// fill reads the next batch of non-blank lines and decodes them. A read
+// error (io.EOF included) is kept in r.pending for after the batch.
+func (r *Reader) fill() {
+	r.text = r.text[:0]
+	r.batch = r.batch[:0]
+	r.next = 0
+	for len(r.batch) < batchLines {
 		line, last, err := r.readLine()
 		if err != nil {
-			r.err = err
-			return nil, err
+			r.pending = err
+			break
 		}
 		line = bytes.TrimSuffix(line, []byte{'\r'})
 		if len(bytes.TrimSpace(line)) == 0 {
+			if last {
+				r.pending = io.EOF
+				break
+			}
 			continue
 		}
-		e, err := decodeEvent(line, r.in)
-		if err != nil {
-			if last {
-				r.warning = "line " + strconv.Itoa(r.line) + ": truncated last line ignored"
-				r.err = io.EOF
-				return nil, io.EOF
-			}
-			r.err = &LineError{Line: r.line, Err: err}
-			return nil, r.err
+		start := len(r.text)
+		r.text = append(r.text, line...)
+		r.batch = append(r.batch, decoded{start: start, end: len(r.text), line: r.line, last: last})
+		if last {
+			r.pending = io.EOF
+			break
 		}
-		return e, nil
+	}
+	decode := func(ds []decoded, in *interner) {
+		for i := range ds {
+			ds[i].e, ds[i].err = decodeEvent(r.text[ds[i].start:ds[i].end], in)
+		}
+	}
+	if n := len(r.batch); n >= parallelLines {
+		var wg sync.WaitGroup
+		wg.Go(func() { decode(r.batch[n/2:], r.ins[1]) })
+		decode(r.batch[:n/2], r.ins[0])
+		wg.Wait()
+	} else {
+		decode(r.batch, r.ins[0])
 	}
 }
 
