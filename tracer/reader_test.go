@@ -211,3 +211,49 @@ func TestParseTimeUTCAgreesWithTimeParse(t *testing.T) {
 		}
 	}
 }
+
+func TestReaderBatches(t *testing.T) {
+	// Enough lines for several read-ahead batches decoded in parallel.
+	var events []*Event
+	for i := range 3*batchLines + 17 {
+		e := benchEvent()
+		e.Seq = uint64(i + 1)
+		e.Time = t0.Add(time.Duration(i) * time.Microsecond)
+		events = append(events, e)
+	}
+	data := writeTrace(t, events)
+	got, warning := readTrace(t, data)
+	if warning != "" {
+		t.Error(warning)
+	}
+	sameEvents(t, got, events)
+
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	// A malformed line late in a batch: the events before it, then the error.
+	for _, bad := range []int{2, batchLines - 1, batchLines + 300, len(lines) - 2} {
+		mangled := bytes.Join([][]byte{
+			bytes.Join(lines[:bad], nil),
+			[]byte(`{"seq":1,"kind":` + "\n"),
+			bytes.Join(lines[bad+1:], nil),
+		}, nil)
+		r := NewReader(bytes.NewReader(mangled))
+		got, err := r.ReadAll()
+		want := "line " + strconv.Itoa(bad+1) + ": field \"kind\": column 17: expected a string, found end of line"
+		if err == nil || err.Error() != want {
+			t.Errorf("got %v, want %s", err, want)
+		}
+		if len(got) != bad-1 {
+			t.Errorf("line %d: %d events before the error", bad+1, len(got))
+		}
+	}
+	// A truncated last line after several batches.
+	cut := data[:len(data)-30]
+	r := NewReader(bytes.NewReader(cut))
+	got, err := r.ReadAll()
+	if err != nil || len(got) != len(events)-1 {
+		t.Fatalf("%v, %d events", err, len(got))
+	}
+	if want := "line " + strconv.Itoa(len(events)+1) + ": truncated last line ignored"; r.Warning() != want {
+		t.Errorf("warning %q, want %q", r.Warning(), want)
+	}
+}
