@@ -1056,3 +1056,31 @@ func TestResilienceBudgetNotSharedBetweenRuns(t *testing.T) {
 		t.Fatalf("third run: %v, %v", v, err)
 	}
 }
+
+// failingClock's Sleep fails at once without ctx being done, as a replaying
+// clock does when the recorded timer can never fire.
+type failingClock struct {
+	engine.RealClock
+	err error
+}
+
+func (c failingClock) Sleep(context.Context, time.Duration) error { return c.err }
+
+// A backoff sleep that fails must fail the call: it may not be read as
+// success.
+func TestResilienceBackoffSleepErrorFailsTheCall(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	t.Skip("engine bug: run.invoke returns (nil, ctx.Err()) when Clock.Sleep fails; with ctx not done that is (nil, nil), so the failed call yields null as if it succeeded (eval.go, backoff sleep)")
+	p := newProbe(t, resilienceTools)
+	mismatch := errors.New("replay: the recorded backoff never fired")
+	pol := retryOn(3, "always")
+	pol.Retry.Delay = time.Second
+	v, err := run(t, root(t, jF("always")), p, engine.Options{Policy: pol, Clock: failingClock{err: mismatch}})
+	if err == nil {
+		t.Fatalf("the run succeeded with %v after its backoff sleep failed", v)
+	}
+	if !errors.Is(err, mismatch) {
+		t.Errorf("error %v, want the clock's error", err)
+	}
+	wantCalls(t, p, map[string]int{"always": 1})
+}
