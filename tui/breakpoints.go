@@ -134,7 +134,6 @@ func (p breakpointsPane) View() string {
 	for i, t := range p.templates {
 		row(len(p.sess.bps)+i, "+ "+t.label)
 	}
-	lines = append(lines, "", st.Muted.Render(helpLine(p.ShortHelp())))
 	maxLines := max(3, p.height-2)
 	if len(lines) > maxLines {
 		// keep the selection visible
@@ -144,21 +143,12 @@ func (p breakpointsPane) View() string {
 	return st.Dialog.Render(strings.Join(lines, "\n"))
 }
 
-// helpLine renders bindings as "key desc · key desc".
-func helpLine(bs []key.Binding) string {
-	var parts []string
-	for _, b := range bs {
-		if b.Enabled() {
-			parts = append(parts, b.Help().Key+" "+b.Help().Desc)
-		}
-	}
-	return strings.Join(parts, " · ")
-}
-
 // ShortHelp lists the dialog's bindings.
 func (p breakpointsPane) ShortHelp() []key.Binding {
 	k := p.c.keys
-	return []key.Binding{k.Up, k.Down, k.Toggle, k.Confirm, k.Delete, k.Cancel}
+	add := key.NewBinding(key.WithKeys(k.Confirm.Keys()...), key.WithHelp(k.Confirm.Help().Key, "add/toggle"))
+	add.SetEnabled(k.Confirm.Enabled())
+	return []key.Binding{k.Up, k.Down, k.Toggle, add, k.Delete, k.Cancel}
 }
 
 // FullHelp lists the dialog's bindings.

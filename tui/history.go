@@ -156,6 +156,16 @@ func (h *history) callEvents(e *tracer.Event) []int32 {
 // reports one the outline does not know (always so for a bare trace).
 func (h *history) nodeFor(e *tracer.Event) int32 {
 	path := e.Site.Path
+	if e.Kind == tracer.RunStart || e.Kind == tracer.RunEnd {
+		// The run's own events belong to the program's root, if listed.
+		if path == "" {
+			path = "/"
+		}
+		if i, ok := h.pathIdx[path]; ok {
+			return i
+		}
+		return -1
+	}
 	if path == "" {
 		return -1
 	}
@@ -217,6 +227,14 @@ func transition(cur nodeState, e *tracer.Event) (nodeState, bool) {
 		next.status = statusRetrying
 	case tracer.Cancel:
 		next.status = statusCancelled
+	case tracer.RunStart:
+		next.status = statusRunning
+	case tracer.RunEnd:
+		if e.Error != nil {
+			next.status = statusFailed
+		} else {
+			next.status = statusOK
+		}
 	default:
 		return cur, false
 	}
@@ -230,7 +248,7 @@ func (h *history) append(e *tracer.Event) {
 	h.events = append(h.events, e)
 	d := delta{node: -1}
 	if _, changes := transition(nodeState{}, e); !changes {
-		// run, model, replay and limit events change no node
+		// model, replay and limit events change no node
 	} else if n := h.nodeFor(e); n >= 0 {
 		if next, ok := transition(h.head[n], e); ok {
 			d = delta{node: n, prev: h.head[n], next: next}

@@ -295,7 +295,6 @@ func (d saveDialog) View() string {
 	if d.errText != "" {
 		lines = append(lines, st.Error.Render(d.errText))
 	}
-	lines = append(lines, "", st.Muted.Render(helpLine(d.ShortHelp())))
 	for i, l := range lines {
 		lines[i] = fitLine(l, w)
 	}
