@@ -189,3 +189,53 @@ func TestSaveOnlyWhenTheRunIsDone(t *testing.T) {
 		t.Fatalf("save should be offered once done:\n%s", plain(d.m))
 	}
 }
+
+func TestLiveFloodKeepsEveryEventInOrder(t *testing.T) {
+	const n = 20000
+	spec := liveSpec()
+	spec.Run = func(ctx context.Context, tr *tracer.Tracer) (any, error) {
+		for i := range n {
+			e := &tracer.Event{Kind: tracer.ToolAttemptStart, Tool: "fetch",
+				Site: tracer.Site{Path: "/body/0", Iter: []int{i}, Attempt: 1}}
+			if err := tr.Emit(ctx, e); err != nil {
+				return nil, err
+			}
+		}
+		return nil, nil
+	}
+	d := liveModel(t, false, spec)
+	d.until("all events in", func(m Model) bool { return m.sess().state == stateDone })
+	h := d.m.sess().hist
+	if h.len() != n {
+		t.Fatalf("received %d of %d events", h.len(), n)
+	}
+	for i, e := range h.events {
+		if e.Seq != uint64(i+1) {
+			t.Fatalf("event %d has seq %d", i, e.Seq)
+		}
+	}
+	if selectedSeq(d.m) != n {
+		t.Fatalf("the cursor follows the newest event: %d", selectedSeq(d.m))
+	}
+}
+
+func TestSwitchingRunsStartsEachAndQuitStopsAll(t *testing.T) {
+	second := liveSpec()
+	second.Name = "collect"
+	d := liveModel(t, true, liveSpec(), second)
+	d.until("first run paused", func(m Model) bool { return histLen(m) == 1 })
+	if d.m.sessions[1].started {
+		t.Fatal("the second run starts only when shown")
+	}
+	d.keys("]")
+	d.until("second run paused", func(m Model) bool { return m.cur == 1 && histLen(m) == 1 })
+	d.keys("n")
+	d.until("second run stepped", func(m Model) bool { return histLen(m) == 2 })
+	if d.m.sessions[0].hist.len() != 1 {
+		t.Fatal("stepping the shown run leaves the other alone")
+	}
+	d.keys("q")
+	d.until("both runs returned", func(m Model) bool {
+		return m.quitting && !m.sessions[0].isLive() && !m.sessions[1].isLive()
+	})
+}
