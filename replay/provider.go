@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -374,6 +375,48 @@ func (p *ToolReplay) waitCancel(ctx context.Context, onStall func() *MismatchErr
 	}
 }
 
+// branchKey names the body branch a site belongs to: "/body/K" for
+// schema 1.0 paths, the first iteration index for schema 2.0 sites.
+func branchKey(site string) string {
+	s, err := tracer.ParseSite(site)
+	if err != nil {
+		return site
+	}
+	if strings.HasPrefix(s.Path, "/body/") {
+		rest := s.Path[len("/body/"):]
+		if i := strings.IndexByte(rest, '/'); i >= 0 {
+			rest = rest[:i]
+		}
+		return "/body/" + rest
+	}
+	if len(s.Iter) > 0 {
+		return "branch " + strconv.Itoa(s.Iter[0])
+	}
+	return s.Path
+}
+
+// abandon gives up the recorded attempts of the branch a drift happened
+// in: the drift fails that branch, so they will never come, and nothing
+// else may wait for them. They stay unconsumed in the coverage report.
+func (p *ToolReplay) abandon(site string) {
+	if !p.siteMode {
+		return
+	}
+	b := branchKey(site)
+	for i := range p.fx.Calls {
+		if p.consumed[i] || branchKey(p.fx.Calls[i].Site) != b {
+			continue
+		}
+		p.arrive(i)
+		p.finish(p.rank[i])
+	}
+	for k, r := range p.timerRank {
+		if branchKey(strings.SplitN(k, "#", 2)[0]) == b {
+			p.finish(r)
+		}
+	}
+}
+
 // stall reports the start or completion that was expected before rank r
 // and never came.
 func (p *ToolReplay) stall(ctx context.Context, r int) error {
@@ -388,6 +431,9 @@ func (p *ToolReplay) stall(ctx context.Context, r int) error {
 				m.Message = fmt.Sprintf("Tool replay entry %d (%s at %s#%d) was never called", i+1, e.Name, e.Site, e.Attempt)
 			}
 		}
+		if m.Expected != nil {
+			p.abandon(m.Expected.Site)
+		}
 		p.record(m)
 		p.emitMismatch(ctx, m)
 		return m
@@ -398,6 +444,9 @@ func (p *ToolReplay) stall(ctx context.Context, r int) error {
 			m.Entry, m.Expected = i+1, e
 			m.Message = fmt.Sprintf("Tool replay entry %d (%s at %s#%d) was never called", i+1, e.Name, e.Site, e.Attempt)
 		}
+	}
+	if m.Expected != nil {
+		p.abandon(m.Expected.Site)
 	}
 	for k, r := range p.timerRank {
 		if r == p.next {
@@ -427,6 +476,7 @@ func (p *ToolReplay) mismatch(ctx context.Context, call *engine.Call, m *Mismatc
 	p.record(m)
 	p.broadcast()
 	if !p.opts.Interactive {
+		p.abandon(call.Site.String())
 		p.emitMismatch(ctx, m)
 		return nil, m
 	}
@@ -444,6 +494,7 @@ func (p *ToolReplay) mismatch(ctx context.Context, call *engine.Call, m *Mismatc
 	}
 	p.mu.Lock()
 	if !accept {
+		p.abandon(call.Site.String())
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
