@@ -138,3 +138,16 @@ func TestAsciiProfileKeepsSelectionVisible(t *testing.T) {
 		t.Fatal("the cursor row should carry a marker")
 	}
 }
+
+func TestHugeValueIsCut(t *testing.T) {
+	big := make([]any, 5000)
+	for i := range big {
+		big[i] = i
+	}
+	c := &common{styles: new(Styles), hl: newHighlighter()}
+	*c.styles = NewStyles(true)
+	lines := c.hl.lines(c.styles, big)
+	if len(lines) != maxJSONLines+1 || !strings.Contains(lines[len(lines)-1], "more lines") {
+		t.Fatalf("%d lines, last %q", len(lines), lines[len(lines)-1])
+	}
+}

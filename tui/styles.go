@@ -2,6 +2,7 @@ package tui
 
 import (
 	"encoding/json"
+	"fmt"
 	"image/color"
 	"strings"
 
@@ -192,9 +193,26 @@ func jsonText(v any) string {
 	return string(data)
 }
 
-// lines renders v as highlighted JSON lines.
+// maxJSONLines bounds how much of one value the detail pane highlights.
+const maxJSONLines = 400
+
+// lines renders v as highlighted JSON lines, at most maxJSONLines of them.
 func (h highlighter) lines(st *Styles, v any) []string {
-	return h.highlight(st, jsonText(v))
+	text := jsonText(v)
+	extra := 0
+	if n := strings.Count(text, "\n") + 1; n > maxJSONLines {
+		cut := 0
+		for range maxJSONLines {
+			cut += strings.IndexByte(text[cut:], '\n') + 1
+		}
+		text = text[:cut-1]
+		extra = n - maxJSONLines
+	}
+	out := h.highlight(st, text)
+	if extra > 0 {
+		out = append(out, st.Muted.Render(fmt.Sprintf("… %d more lines", extra)))
+	}
+	return out
 }
 
 // highlight colors JSON text and returns it split into lines.
