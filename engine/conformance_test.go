@@ -31,6 +31,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -488,5 +489,46 @@ func writeConfFile(t *testing.T, file string, cases []json.RawMessage) {
 	}
 	if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestConformanceErrorHierarchy: error types match their Python bases
+// (reference §7), so callers may test for either.
+func TestConformanceErrorHierarchy(t *testing.T) {
+	for _, tc := range []struct {
+		typ   engine.ErrorType
+		bases []engine.ErrorType
+	}{
+		{engine.ToolNotFoundError, []engine.ErrorType{engine.TreelangError, engine.ValueError}},
+		{engine.ToolExecutionError, []engine.ErrorType{engine.TreelangError, engine.RuntimeError}},
+		{engine.ProviderResponseError, []engine.ErrorType{engine.TreelangError, engine.RuntimeError}},
+		{engine.ReplayMismatchError, []engine.ErrorType{engine.ProviderResponseError, engine.TreelangError}},
+		{engine.ModelTimeoutError, []engine.ErrorType{engine.ModelTransportError, engine.ProviderResponseError, engine.TimeoutError}},
+		{engine.ModelConnectionError, []engine.ErrorType{engine.ModelTransportError, engine.ConnectionError}},
+		{engine.ASTValidationError, []engine.ErrorType{engine.TreelangError, engine.ValueError}},
+		{engine.ExecutionLimitError, []engine.ErrorType{engine.ASTExecutionError, engine.TreelangError, engine.RuntimeError}},
+	} {
+		err := engine.Errorf(tc.typ, "x")
+		for _, b := range append(tc.bases, tc.typ) {
+			if !errors.Is(err, b) {
+				t.Errorf("%s is not a %s", tc.typ, b)
+			}
+		}
+	}
+	for _, tc := range [][2]engine.ErrorType{
+		{engine.ToolExecutionError, engine.ValueError}, {engine.ValueError, engine.TreelangError},
+		{engine.TimeoutError, engine.TreelangError}, {engine.ProviderResponseError, engine.ReplayMismatchError},
+		{engine.TypeError, engine.ValueError},
+	} {
+		if errors.Is(engine.Errorf(tc[0], "x"), tc[1]) {
+			t.Errorf("%s is a %s", tc[0], tc[1])
+		}
+	}
+	le := error(&engine.LimitError{Resource: "nodes", Limit: "1"})
+	if !errors.Is(le, engine.ExecutionLimitError) || !errors.Is(le, engine.TreelangError) || engine.TypeOf(le) != engine.ExecutionLimitError {
+		t.Errorf("LimitError does not match its hierarchy")
+	}
+	if engine.TypeOf(context.Canceled) != "" || !engine.IsCancellation(fmt.Errorf("wrapped: %w", context.Canceled)) {
+		t.Errorf("cancellation has a class or is not recognised")
 	}
 }

@@ -1084,3 +1084,56 @@ func TestResilienceBackoffSleepErrorFailsTheCall(t *testing.T) {
 	}
 	wantCalls(t, p, map[string]int{"always": 1})
 }
+
+// The error re-raised by fail fast is the first in time, not the first in
+// list order (reference §4.5, G4).
+func TestResilienceFirstFailureInTimeWins(t *testing.T) {
+	const toolbox = `{"tools": [
+	  {"name": "late_fail", "properties": {}, "behavior": {"script": [{"error": "ToolExecutionError", "message": "late", "delay_ms": 10000}]}},
+	  {"name": "fail", "properties": {}, "behavior": {"script": [{"error": "ToolExecutionError", "message": "failed"}]}},
+	  {"name": "sum2", "properties": {"a": {}, "b": {}}, "behavior": {"builtin": "add"}}]}`
+	for _, tc := range []struct{ name, src string }{
+		{"v1 late first", jProg("parallel", jF("late_fail"), jF("fail"))},
+		{"v1 late last", jProg("parallel", jF("fail"), jF("late_fail"))},
+		{"v1 params", jProg("single", jF("sum2", jF("late_fail"), jF("fail")))},
+		{"v2", jProg2("parallel", jTC("late_fail"), jTC("fail"))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer goleak.VerifyNone(t)
+			p := newProbe(t, toolbox)
+			p.waitUntilStarted("fail", "late_fail")
+			_, err := run(t, parse(t, tc.src), p, engine.Options{})
+			wantType(t, err, engine.ToolExecutionError, "failed")
+			if errs := p.attemptContexts("late_fail"); len(errs) != 1 || !errors.Is(errs[0], context.Canceled) {
+				t.Fatalf("late_fail's context at return: %v, want cancelled", errs)
+			}
+		})
+	}
+}
+
+// Memo keys are shared by the branches of a run: a value computed once is
+// served to every branch, and a failed evaluation caches nothing.
+func TestResilienceMemoAcrossBranches(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	p := newProbe(t, `{"tools": [
+	  {"name": "slow", "properties": {}, "behavior": {"output": 5, "delay_ms": 20}},
+	  {"name": "flaky", "properties": {}, "behavior": {"script": [{"error": "ToolExecutionError", "message": "temporary", "delay_ms": 20}], "then": {"output": 6}}}]}`)
+	memo := func(key, tool string) string {
+		return `{"type":"memo","key":"` + key + `","expression":` + jTC(tool) + `}`
+	}
+	v, err := run(t, parse(t, jProg2("parallel", memo("k", "slow"), memo("k", "slow"), memo("k", "slow"))), p, engine.Options{})
+	if got, _ := engine.EncodeValue(v); err != nil || string(got) != "[5,5,5]" {
+		t.Fatalf("got %s, %v", got, err)
+	}
+	wantCalls(t, p, map[string]int{"slow": 1})
+
+	v, err = run(t, parse(t, jProg2("parallel", memo("f", "flaky"), memo("f", "flaky"))), p,
+		engine.Options{Policy: engine.Policy{ParallelFailures: engine.FailCollect}})
+	got, _ := engine.EncodeValue(v)
+	want1 := `[{"error_message":"temporary","error_type":"ToolExecutionError","success":false},{"success":true,"value":6}]`
+	want2 := `[{"success":true,"value":6},{"error_message":"temporary","error_type":"ToolExecutionError","success":false}]`
+	if err != nil || (string(got) != want1 && string(got) != want2) {
+		t.Fatalf("got %s, %v; want one failure and one success", got, err)
+	}
+	wantCalls(t, p, map[string]int{"slow": 1, "flaky": 2})
+}
