@@ -532,3 +532,27 @@ func TestConformanceErrorHierarchy(t *testing.T) {
 		t.Errorf("cancellation has a class or is not recognised")
 	}
 }
+
+// TestConformanceMarshal: serialization always names the schema version
+// and keeps a placeholder's null value (reference §1.1, §11.5
+// test_schema_v2; gap G8 is deliberately not reproduced).
+func TestConformanceMarshal(t *testing.T) {
+	for _, tc := range []struct{ src, want string }{
+		{`{"mode":"single","body":[{"type":"value","name":"v","value":null}]}`,
+			`{"type":"program","body":[{"type":"value","name":"v","value":null}],"mode":"single","schema_version":"1.0"}`},
+		{`{"schema_version":"2.0","definitions":[{"name":"f","body":{"type":"literal","value":null}}],"body":[{"type":"call","function":"f"}]}`,
+			`{"type":"program","definitions":[{"type":"function_definition","name":"f","params":[],"body":{"type":"literal","value":null}}],"body":[{"type":"call","function":"f","arguments":[]}],"mode":"single","schema_version":"2.0"}`},
+	} {
+		p, err := engine.ParseProgram([]byte(tc.src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		if err := json.Compact(&got, engine.MarshalProgram(p)); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != tc.want {
+			t.Errorf("MarshalProgram\n got: %s\nwant: %s", got.String(), tc.want)
+		}
+	}
+}
