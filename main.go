@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -33,6 +34,12 @@ import (
 )
 
 func main() {
+	if os.Getenv("GOGC") == "" {
+		// A run allocates small argument maps at a high rate over a small
+		// live heap; collecting less often makes long maps markedly faster
+		// while memory stays proportional to the program and its result.
+		debug.SetGCPercent(400)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()

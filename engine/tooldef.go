@@ -363,15 +363,24 @@ func (d *ToolDefinition) ValidateArguments(args map[string]any) error {
 		// Legacy definition with empty property schemas: exactly the
 		// property names, no more, no fewer. additionalProperties sorts
 		// before required, so extras are reported first.
+		if len(args) == len(d.names) {
+			missing := false
+			for _, name := range d.names {
+				if _, ok := args[name]; !ok {
+					missing = true
+					break
+				}
+			}
+			if !missing {
+				return nil
+			}
+		}
 		for k := range args {
 			if _, ok := d.propIndex[k]; !ok {
 				return d.argumentError("<root>", "additionalProperties")
 			}
 		}
-		if len(args) != len(d.Properties) {
-			return d.argumentError("<root>", "required")
-		}
-		return nil
+		return d.argumentError("<root>", "required")
 	}
 	if d.validator == nil {
 		if err := d.check(); err != nil {
