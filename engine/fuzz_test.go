@@ -233,3 +233,56 @@ func TestLargeProgram(t *testing.T) {
 	}
 	t.Logf("%d bytes: parsed in %v, parsed and evaluated in %v", b.Len(), parsed, time.Since(start))
 }
+
+// fuzzTools are builtins whose cost does not grow with their arguments'
+// values (no range), for evaluating fuzzed programs.
+const fuzzTools = `{"tools": [
+  {"name": "add", "properties": {"a": {}, "b": {}}, "behavior": {"builtin": "add"}},
+  {"name": "subtract", "properties": {"a": {}, "b": {}}, "behavior": {"builtin": "subtract"}},
+  {"name": "multiply", "properties": {"a": {}, "b": {}}, "behavior": {"builtin": "multiply"}},
+  {"name": "less_than", "properties": {"a": {}, "b": {}}, "behavior": {"builtin": "less_than"}},
+  {"name": "is_even", "properties": {"value": {}}, "behavior": {"builtin": "is_even"}},
+  {"name": "negate", "properties": {"value": {}}, "behavior": {"builtin": "negate"}},
+  {"name": "identity", "properties": {"value": {}}, "behavior": {"builtin": "identity"}},
+  {"name": "typed", "input_schema": {"type": "object", "properties": {"value": {"type": "integer", "minimum": 0}}}, "behavior": {"builtin": "identity"}},
+  {"name": "flaky", "properties": {"value": {}}, "behavior": {"script": [{"error": "ToolExecutionError", "message": "temporary"}], "then": {"builtin": "identity"}}}
+]}`
+
+// FuzzEvalProgram: evaluating any program that parses, under tight limits
+// and every policy shape, never panics, never leaves a tool call running,
+// and fails only with a typed error.
+func FuzzEvalProgram(f *testing.F) {
+	for _, p := range conformancePrograms(f) {
+		f.Add(p, uint8(0))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, mode uint8) {
+		prog, err := engine.ParseProgram(data)
+		if err != nil {
+			return
+		}
+		tb, err := tools.Parse([]byte(fuzzTools), "fuzz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := engine.Options{Limits: engine.Limits{MaxNodes: 2000, MaxToolCalls: 200, MaxCallDepth: 50, Timeout: 2 * time.Second, TimeoutText: "2"}}
+		if mode&1 != 0 {
+			opts.Policy.ParallelFailures = engine.FailCollect
+		}
+		if mode&2 != 0 {
+			opts.Policy.Retry = engine.RetryPolicy{MaxAttempts: 3, IdempotentTools: []string{"flaky", "add"}}
+		}
+		if mode&4 != 0 {
+			opts.Limits.MaxConcurrency = 2
+		}
+		_, err = engine.Eval(context.Background(), prog, tb, opts)
+		if err != nil && engine.TypeOf(err) == "" {
+			t.Fatalf("untyped failure: %v", err)
+		}
+		defs, _ := tb.ListTools(context.Background())
+		for _, d := range defs {
+			if tb.Active(d.Name) != 0 {
+				t.Fatalf("%s still running after Eval returned", d.Name)
+			}
+		}
+	})
+}
