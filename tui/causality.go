@@ -248,11 +248,17 @@ func buildCausality(h *history, e *tracer.Event, upto int) *causality {
 			break
 		}
 	}
+	// A run-level failure (run.end, the root's exit) is the first
+	// failure surfacing: explain that one.
+	if failure != nil && failure.Site.Path == "" && c.first != nil {
+		failure = c.first
+		c.failure = c.first
+	}
 	if failure != nil {
 		inst := instanceKey(failure.Site)
 		var idx []int
 		for cause, list := range h.causes {
-			if cause != inst && !strings.HasPrefix(cause, inst+"#") && !strings.HasPrefix(cause, inst+"[") {
+			if cause != inst && !strings.HasPrefix(cause, inst+"#") && !strings.HasPrefix(cause, inst+"[") && !strings.HasPrefix(cause, inst+"/") {
 				continue
 			}
 			for _, ci := range list {

@@ -158,15 +158,22 @@ func (h *history) nodeFor(e *tracer.Event) int32 {
 	path := e.Site.Path
 	if e.Kind == tracer.RunStart || e.Kind == tracer.RunEnd {
 		// The run's own events belong to the program's root, if listed.
-		if path == "" {
-			path = "/"
-		}
 		if i, ok := h.pathIdx[path]; ok {
+			return i
+		}
+		if i, ok := h.pathIdx["/"]; ok && path == "" {
 			return i
 		}
 		return -1
 	}
 	if path == "" {
+		// The program root: listed as "" or "/".
+		if i, ok := h.pathIdx[""]; ok {
+			return i
+		}
+		if i, ok := h.pathIdx["/"]; ok {
+			return i
+		}
 		return -1
 	}
 	if i, ok := h.pathIdx[path]; ok {
@@ -241,10 +248,11 @@ func transition(cur nodeState, e *tracer.Event) (nodeState, bool) {
 	return next, true
 }
 
-// append adds e at the end. The view follows when it was at the end.
-func (h *history) append(e *tracer.Event) {
+// append adds e at the end. The view follows when it was at the end,
+// unless hold is set.
+func (h *history) append(e *tracer.Event, hold bool) {
 	idx := int32(len(h.events))
-	follow := h.applied == len(h.events)
+	follow := h.applied == len(h.events) && !hold
 	h.events = append(h.events, e)
 	d := delta{node: -1}
 	if _, changes := transition(nodeState{}, e); !changes {

@@ -31,7 +31,7 @@ func TestHistorySeekMatchesRecompute(t *testing.T) {
 	evs, outline := bigTrace(5000)
 	h := newHistory(outline, len(evs))
 	for _, e := range evs {
-		h.append(e)
+		h.append(e, false)
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 300 {
@@ -50,7 +50,7 @@ func TestHistorySeekMatchesRecompute(t *testing.T) {
 func TestHistoryAddsNodesMissingFromOutline(t *testing.T) {
 	h := newHistory(nil, 0)
 	for _, e := range stamp(failFastScript()) {
-		h.append(e)
+		h.append(e, false)
 	}
 	var paths []string
 	for _, n := range h.nodes {

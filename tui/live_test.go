@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -238,4 +239,47 @@ func TestSwitchingRunsStartsEachAndQuitStopsAll(t *testing.T) {
 	d.until("both runs returned", func(m Model) bool {
 		return m.quitting && !m.sessions[0].isLive() && !m.sessions[1].isLive()
 	})
+}
+
+func TestPausedEventKeepsCursorWhileBranchesQueueBehindIt(t *testing.T) {
+	release := make(chan struct{})
+	spec := RunSpec{Name: "parallel", Mode: "replay", Outline: mismatchOutline()}
+	spec.Run = func(ctx context.Context, tr *tracer.Tracer) (any, error) {
+		errs := make(chan error, 2)
+		go func() { // branch 0 drifts: the mismatch breakpoint stops it
+			errs <- tr.Emit(ctx, &tracer.Event{Kind: tracer.ReplayMismatch, Site: site("/body/0", 1), Tool: "fetch",
+				Message: "drift", Data: map[string]any{"drift": "changed"}})
+		}()
+		go func() { // branch 1 goes on meanwhile; its events wait at the gate
+			select {
+			case <-release:
+			case <-ctx.Done():
+				errs <- ctx.Err()
+				return
+			}
+			for _, p := range []string{"/body/1", "/body/1"} {
+				if err := tr.Emit(ctx, &tracer.Event{Kind: tracer.NodeEnter, Site: site(p, 0), Node: "tool_call"}); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+		return nil, errors.Join(<-errs, <-errs)
+	}
+	d := liveModel(t, false, spec)
+	d.until("paused at the mismatch", func(m Model) bool { return m.sess().state == statePaused && selectedSeq(m) == 1 })
+	close(release)
+	d.until("the other branch's first event arrived", func(m Model) bool { return histLen(m) >= 2 })
+	if selectedSeq(d.m) != 1 || !strings.Contains(plain(d.m), "Replay mismatch") {
+		t.Fatalf("the cursor must stay on the paused mismatch:\n%s", plain(d.m))
+	}
+	// Stepping releases the mismatch; the next held event becomes the pause.
+	d.keys("n")
+	d.until("at the next event", func(m Model) bool { return selectedSeq(m) == 2 && m.sess().state == statePaused })
+	if p := d.m.sess().live.gate.Paused(); p == nil || p.Seq != 2 {
+		t.Fatalf("the gate should now hold seq 2, holds %v", p)
+	}
+	d.keys("c")
+	d.until("done", func(m Model) bool { return m.sess().state == stateDone })
 }

@@ -141,6 +141,7 @@ type session struct {
 
 	pendingPause uint64 // seq the gate paused at, not yet received
 	awaitStep    bool   // a Gate.Step was sent; the next pause answers it
+	handledPause uint64 // seq of the last pause handled
 	queuedSteps  int    // steps pressed while awaiting one, sent on the next pause
 	accepted     map[uint64]bool
 	note         string // one-line feedback for the status bar
@@ -155,7 +156,7 @@ func newSession(id int, spec RunSpec) *session {
 	}
 	if spec.Run == nil {
 		for _, e := range spec.Events {
-			s.hist.append(e)
+			s.hist.append(e, false)
 		}
 		s.started = true
 		s.state = stateDone
@@ -211,7 +212,7 @@ func (s *session) start(parent context.Context, startPaused bool) tea.Cmd {
 	s.state = stateRunning
 	s.result, s.err = nil, nil
 	s.runTo, s.hit, s.pendingPause = nil, nil, 0
-	s.awaitStep, s.queuedSteps = false, 0
+	s.awaitStep, s.queuedSteps, s.handledPause = false, 0, 0
 	s.accepted = map[uint64]bool{}
 	s.syncGate()
 	run := s.spec.Run
@@ -241,13 +242,18 @@ func (s *session) stop(then stopThen) tea.Cmd {
 	return s.live.wait(s.id, s.gen, then)
 }
 
-// onEvents appends a batch of events.
+// onEvents appends a batch of events. The cursor follows the newest
+// event, except while the run is paused at an event the cursor is on: the
+// events that parallel branches emitted meanwhile (held at the gate behind
+// it) must not drag the cursor away.
 func (s *session) onEvents(evs []*tracer.Event) tea.Cmd {
+	hold := s.holding()
 	for _, e := range evs {
-		s.hist.append(e)
+		s.hist.append(e, hold)
 		if s.pendingPause != 0 && e.Seq == s.pendingPause {
 			s.hist.seek(s.hist.len() - 1)
 			s.pendingPause = 0
+			hold = true
 		}
 	}
 	if s.live == nil {
@@ -256,27 +262,52 @@ func (s *session) onEvents(evs []*tracer.Event) tea.Cmd {
 	return s.live.listen(s.id, s.gen)
 }
 
+// pausedIndex returns the history index of the event the gate holds, or -1.
+func (s *session) pausedIndex() int {
+	if s.live == nil {
+		return -1
+	}
+	p := s.live.gate.Paused()
+	if p == nil {
+		return -1
+	}
+	if i := int(p.Seq) - 1; i >= 0 && i < s.hist.len() && s.hist.at(i).Seq == p.Seq {
+		return i
+	}
+	return -1
+}
+
+// holding reports whether the cursor sits on the event the run is paused at.
+func (s *session) holding() bool {
+	i := s.pausedIndex()
+	return i >= 0 && i == s.hist.cursor()
+}
+
 // onPaused records where the gate paused and moves the cursor there.
 func (s *session) onPaused() tea.Cmd {
 	lr := s.live
 	if lr == nil {
 		return nil
 	}
-	lr.mu.Lock()
-	e, hit := lr.pausedAt, lr.hit
-	lr.mu.Unlock()
-	if lr.gate.Paused() != nil {
-		s.state = statePaused
+	// Notifications coalesce and may be stale: trust the gate's state.
+	e := lr.gate.Paused()
+	if e == nil || e.Seq == s.handledPause {
+		return lr.listen(s.id, s.gen)
 	}
+	s.handledPause = e.Seq
+	var hit *tracer.Breakpoint
+	lr.mu.Lock()
+	if lr.pausedAt != nil && lr.pausedAt.Seq == e.Seq {
+		hit = lr.hit
+	}
+	lr.mu.Unlock()
+	s.state = statePaused
 	s.awaitStep = false
 	if s.queuedSteps > 0 && hit == nil {
 		s.queuedSteps--
 		lr.gate.Step()
 		s.awaitStep = true
 		s.state = stateRunning
-		if e != nil {
-			s.pendingPause = 0
-		}
 		return lr.listen(s.id, s.gen)
 	}
 	s.queuedSteps = 0
@@ -290,14 +321,12 @@ func (s *session) onPaused() tea.Cmd {
 	} else if s.note == "stepping" {
 		s.note = ""
 	}
-	if e != nil {
-		if i := int(e.Seq) - 1; i >= 0 && i < s.hist.len() && s.hist.at(i).Seq == e.Seq {
-			if hit != nil || s.hist.cursor() >= i-1 {
-				s.hist.seek(i)
-			}
-		} else {
-			s.pendingPause = e.Seq
+	if i := int(e.Seq) - 1; i >= 0 && i < s.hist.len() && s.hist.at(i).Seq == e.Seq {
+		if hit != nil || s.hist.cursor() >= i-1 {
+			s.hist.seek(i)
 		}
+	} else {
+		s.pendingPause = e.Seq
 	}
 	return lr.listen(s.id, s.gen)
 }
@@ -410,6 +439,16 @@ func (s *session) atNewest() bool { return s.hist.cursor() >= s.hist.len()-1 }
 // step moves one event forward; past the newest it releases the gate.
 func (s *session) step() {
 	s.hit = nil
+	if s.live != nil && s.holding() {
+		// Paused here while later events wait behind: release this one.
+		s.live.gate.Step()
+		s.awaitStep = true
+		if !s.atNewest() {
+			s.hist.seek(s.hist.cursor() + 1)
+		}
+		s.note = ""
+		return
+	}
 	if !s.atNewest() {
 		s.hist.seek(s.hist.cursor() + 1)
 		s.note = ""

@@ -411,10 +411,12 @@ func kindGlyph(st *Styles, e *tracer.Event) string {
 		return st.Accent.Render("≠")
 	case e.Kind == tracer.Cancel:
 		return st.Status[statusCancelled].Render("⊘")
-	case isFailure(e):
-		return st.Error.Render("✗")
 	case e.Kind == tracer.RetryBackoffStart || e.Kind == tracer.RetryBackoffEnd:
 		return st.Warn.Render("↻")
+	case isFailure(e):
+		return st.Error.Render("✗")
+	case e.Kind == tracer.BranchOutcome:
+		return st.Good.Render("✓")
 	case e.Kind == tracer.ToolAttemptEnd, e.Kind == tracer.NodeExit:
 		return st.Good.Render("✓")
 	case e.Kind == tracer.ToolAttemptStart, e.Kind == tracer.NodeEnter:
@@ -451,7 +453,7 @@ func (p timelinePane) row(e *tracer.Event, t0 time.Time, seqW int, cur bool) str
 	}
 	if s := eventSummary(e); s != "" {
 		b.WriteString("  ")
-		if isFailure(e) {
+		if isFailure(e) && e.Kind != tracer.RetryBackoffStart && e.Kind != tracer.RetryBackoffEnd {
 			b.WriteString(st.Error.Render(s))
 		} else {
 			b.WriteString(st.Muted.Render(s))
@@ -479,6 +481,9 @@ func compactJSON(v any, n int) string {
 
 // eventSummary is the short text after a row's site and tool.
 func eventSummary(e *tracer.Event) string {
+	if e.Kind == tracer.RetryBackoffStart {
+		return "backoff " + formatMS(e.DelayMS)
+	}
 	if e.Error != nil {
 		return e.Error.Type + ": " + firstLine(e.Error.Message)
 	}
