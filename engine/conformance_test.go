@@ -34,6 +34,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -322,7 +323,7 @@ func checkCounts(t *testing.T, c *confCase, prov confProvider) {
 				names[k] = true
 			}
 		}
-		for _, name := range slices.Sorted(mapsKeys(names)) {
+		for _, name := range slices.Sorted(maps.Keys(names)) {
 			if got := prov.Calls(name); got != c.Calls[name] {
 				t.Errorf("calls of %s: %d, want %d", name, got, c.Calls[name])
 			}
@@ -331,16 +332,6 @@ func checkCounts(t *testing.T, c *confCase, prov confProvider) {
 	for name, want := range c.MaxActive {
 		if got := prov.MaxActive(name); got != want {
 			t.Errorf("max active calls of %s: %d, want %d", name, got, want)
-		}
-	}
-}
-
-func mapsKeys(m map[string]bool) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
 		}
 	}
 }
