@@ -300,7 +300,8 @@ func findFailureAt(h *history, site string, upto int) *tracer.Event {
 const inFlightWindow = 20000
 
 // inFlight returns the tool attempts under the cancelled site that had
-// started and not ended before event ci.
+// started and not ended before event ci, or that ended only because of
+// the cancellation.
 func inFlight(h *history, ci int) []*tracer.Event {
 	ce := h.events[ci]
 	prefix := ce.Site.Path
@@ -315,10 +316,14 @@ func inFlight(h *history, ci int) []*tracer.Event {
 			continue
 		}
 		k := ev.Site.String()
-		if ev.Kind == tracer.ToolAttemptStart {
+		switch {
+		case ev.Kind == tracer.ToolAttemptStart:
 			open[k] = ev
 			order = append(order, k)
-		} else {
+		case ev.Error != nil && isCancellation(ev.Error.Type, ev.Reason):
+			// Ended by this very cancellation (reported just before it):
+			// it was in flight.
+		default:
 			delete(open, k)
 		}
 	}
