@@ -120,3 +120,20 @@ func TestMillionEventStepIsIncremental(t *testing.T) {
 		t.Fatalf("history holds %d events, want %d", h.len(), len(evs))
 	}
 }
+
+// BenchmarkFirstFrameLiveRun measures a live demo-sized run from the
+// model's creation to the first frame that shows its first event: the run
+// goroutine, gate, channel sink and forwarding command included.
+func BenchmarkFirstFrameLiveRun(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		var m tea.Model = NewModel(Options{Runs: []RunSpec{liveSpec()}, StartPaused: true})
+		m, _ = m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+		m, cmd := m.Update(startMsg{sid: 0})
+		for histLen(m.(Model)) == 0 {
+			m, cmd = m.Update(cmd())
+		}
+		_ = m.View()
+		m.(Model).shutdown()
+	}
+}
