@@ -425,6 +425,9 @@ func (f *runFlags) prepare(ctx context.Context, c *cli, prog *engine.Program, so
 			rules := fixtures.DefaultTraceRules()
 			w.SetTransform(func(e *tracer.Event) *tracer.Event { return redactEvent(e, rules) })
 		}
+		// Every line reaches the file as it happens, so a run stuck in a
+		// tool (then killed) still shows the attempt it was waiting on.
+		w.SetFlushEveryEvent(true)
 		s.traceOut = w
 		if s.tracer == nil {
 			s.tracer = tracer.New(w)
