@@ -1,0 +1,1086 @@
+package main
+
+// End-to-end tests of the treelang CLI. Most call run in-process with
+// buffers; the few that need a real process (a signal, an MCP server on
+// stdio) use the binary built once by TestMain. The programs, toolboxes,
+// policies and fixtures they use live under testdata/cli/.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// hangGuard bounds every wait for a subprocess or a file: a guard against
+// a hang, not a timing assertion.
+const hangGuard = 20 * time.Second
+
+var (
+	binOnce sync.Once
+	binDir  string
+	binPath string
+	binErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// binary builds the treelang binary once per test process and returns
+// its path.
+func binary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		binDir, binErr = os.MkdirTemp("", "treelang-cli-test-")
+		if binErr != nil {
+			return
+		}
+		binPath = filepath.Join(binDir, "treelang")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+// td names a file under testdata/cli.
+func td(name string) string { return filepath.Join("testdata", "cli", name) }
+
+// result is what one invocation of the CLI left behind.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func (r result) String() string {
+	return fmt.Sprintf("exit %d\n--- stdout:\n%s--- stderr:\n%s", r.code, r.stdout, r.stderr)
+}
+
+// tl runs the CLI in-process with stdin and args.
+func tl(t *testing.T, stdin string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*hangGuard)
+	defer cancel()
+	var out, errOut bytes.Buffer
+	code := run(ctx, args, strings.NewReader(stdin), &out, &errOut)
+	return result{code: code, stdout: out.String(), stderr: errOut.String()}
+}
+
+// expect fails the test unless r exited with code.
+func (r result) expect(t *testing.T, code int) result {
+	t.Helper()
+	if r.code != code {
+		t.Fatalf("want exit %d, got %s", code, r)
+	}
+	return r
+}
+
+// decode decodes a JSON document keeping numbers exact.
+func decode(t *testing.T, text string) map[string]any {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(text))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		t.Fatalf("not a JSON object: %v\n%s", err, text)
+	}
+	if dec.More() {
+		t.Fatalf("more than one JSON document on stdout:\n%s", text)
+	}
+	return m
+}
+
+// get walks a decoded JSON value along keys and indices ("error", "type",
+// 0, ...).
+func get(t *testing.T, v any, path ...any) any {
+	t.Helper()
+	for _, p := range path {
+		switch k := p.(type) {
+		case string:
+			m, ok := v.(map[string]any)
+			if !ok {
+				t.Fatalf("%v: not an object at %q: %#v", path, k, v)
+			}
+			if v, ok = m[k]; !ok {
+				t.Fatalf("%v: no member %q in %#v", path, k, m)
+			}
+		case int:
+			l, ok := v.([]any)
+			if !ok || k >= len(l) {
+				t.Fatalf("%v: no element %d in %#v", path, k, v)
+			}
+			v = l[k]
+		}
+	}
+	return v
+}
+
+// str returns the string at path.
+func str(t *testing.T, v any, path ...any) string {
+	t.Helper()
+	s, ok := get(t, v, path...).(string)
+	if !ok {
+		t.Fatalf("%v: not a string: %#v", path, get(t, v, path...))
+	}
+	return s
+}
+
+// failure checks a {"ok": false, "error": {...}} document and returns the
+// error object.
+func failure(t *testing.T, r result, category, typ string) map[string]any {
+	t.Helper()
+	doc := decode(t, r.stdout)
+	if doc["ok"] != false {
+		t.Fatalf("want ok false, got %s", r)
+	}
+	e, ok := doc["error"].(map[string]any)
+	if !ok {
+		t.Fatalf("no error object: %s", r)
+	}
+	if e["category"] != category || e["type"] != typ {
+		t.Fatalf("want category %q type %q, got %s", category, typ, r)
+	}
+	if _, ok := e["message"].(string); !ok {
+		t.Fatalf("error without a message: %s", r)
+	}
+	return e
+}
+
+// success checks a {"ok": true, "result": V} document and returns it.
+func success(t *testing.T, r result) map[string]any {
+	t.Helper()
+	r.expect(t, exitOK)
+	doc := decode(t, r.stdout)
+	if doc["ok"] != true {
+		t.Fatalf("want ok true, got %s", r)
+	}
+	if _, ok := doc["result"]; !ok {
+		t.Fatalf("no result: %s", r)
+	}
+	return doc
+}
+
+func contains(t *testing.T, what, text string, subs ...string) {
+	t.Helper()
+	for _, s := range subs {
+		if !strings.Contains(text, s) {
+			t.Errorf("%s does not contain %q:\n%s", what, s, text)
+		}
+	}
+}
+
+func lacks(t *testing.T, what, text string, subs ...string) {
+	t.Helper()
+	for _, s := range subs {
+		if strings.Contains(text, s) {
+			t.Errorf("%s contains %q:\n%s", what, s, text)
+		}
+	}
+}
+
+// noCrash checks that stderr shows no Go panic or stack trace.
+func noCrash(t *testing.T, r result) {
+	t.Helper()
+	lacks(t, "stderr", r.stderr, "panic:", "goroutine ", ".go:")
+}
+
+func readFile(t *testing.T, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// traceLines reads a trace file: its header and its events.
+func traceLines(t *testing.T, name string) (string, []map[string]any) {
+	t.Helper()
+	text := readFile(t, name)
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	var events []map[string]any
+	for _, l := range lines[1:] {
+		events = append(events, decode(t, l))
+	}
+	return lines[0], events
+}
+
+func kinds(events []map[string]any) []string {
+	var out []string
+	for _, e := range events {
+		k, _ := e["kind"].(string)
+		out = append(out, k)
+	}
+	return out
+}
+
+func count(list []string, s string) int {
+	n := 0
+	for _, x := range list {
+		if x == s {
+			n++
+		}
+	}
+	return n
+}
+
+// ---- execute ----
+
+func TestCLIExecuteExactNumbers(t *testing.T) {
+	r := tl(t, "", "execute", td("bigint.json"), "--tools", td("tools.json")).expect(t, exitOK)
+	if r.stdout != "12345678901234567890124\n" {
+		t.Errorf("12345678901234567890123 + 1: got %q", r.stdout)
+	}
+	if r.stderr != "" {
+		t.Errorf("stderr on success: %q", r.stderr)
+	}
+
+	r = tl(t, "", "execute", td("float.json"), "--tools", td("tools.json"), "--output", "json")
+	doc := success(t, r)
+	if n, ok := doc["result"].(json.Number); !ok || n.String() != "0.30000000000000004" {
+		t.Errorf("0.1 + 0.2: got %#v", doc["result"])
+	}
+	contains(t, "stdout", r.stdout, `"result": 0.30000000000000004`)
+
+	r = tl(t, "", "execute", td("bigint.json"), "--tools", td("tools.json"), "--output", "json")
+	if n := success(t, r)["result"]; n != json.Number("12345678901234567890124") {
+		t.Errorf("json result: %#v", n)
+	}
+}
+
+func TestCLIExecuteProgramSources(t *testing.T) {
+	r := tl(t, "", "execute", td("value.json")).expect(t, exitOK)
+	if r.stdout != "42\n" {
+		t.Errorf("from a file: %q", r.stdout)
+	}
+	r = tl(t, readFile(t, td("value.json")), "execute", "-").expect(t, exitOK)
+	if r.stdout != "42\n" {
+		t.Errorf("from stdin: %q", r.stdout)
+	}
+	// Flags may come after or before PROGRAM.
+	r = tl(t, readFile(t, td("add_2_3.json")), "execute", "--output", "json", "-", "--tools", td("tools.json"))
+	if v := success(t, r)["result"]; v != json.Number("5") {
+		t.Errorf("stdin with flags around: %#v", v)
+	}
+}
+
+func TestCLIExecuteInputErrors(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "nope.json")
+
+	t.Run("bad JSON file", func(t *testing.T) {
+		r := tl(t, "", "execute", td("bad_json.json")).expect(t, exitInput)
+		contains(t, "stderr", r.stderr, "input error", "bad_json.json", "invalid JSON", "line 4, column 1")
+		noCrash(t, r)
+		if r.stdout != "" {
+			t.Errorf("stdout on error in text mode: %q", r.stdout)
+		}
+		r = tl(t, "", "execute", td("bad_json.json"), "--output", "json").expect(t, exitInput)
+		e := failure(t, r, "input", "ValueError")
+		contains(t, "message", e["message"].(string), "line 4, column 1")
+	})
+	t.Run("bad JSON on stdin", func(t *testing.T) {
+		r := tl(t, `{"type": "program",`, "execute", "-", "--output", "json").expect(t, exitInput)
+		e := failure(t, r, "input", "ValueError")
+		contains(t, "message", e["message"].(string), "<stdin>", "line 1, column 20")
+	})
+	t.Run("not an object", func(t *testing.T) {
+		r := tl(t, `[1, 2]`, "execute", "-").expect(t, exitInput)
+		noCrash(t, r)
+	})
+	t.Run("schema violation", func(t *testing.T) {
+		r := tl(t, "", "execute", td("schema_violation.json"), "--output", "json").expect(t, exitInput)
+		e := failure(t, r, "input", "ValueError")
+		if e["path"] != "/body/0/params/1" {
+			t.Errorf("path: %#v", e["path"])
+		}
+		contains(t, "message", e["message"].(string), "/body/0/params/1", "'value' is required")
+		r = tl(t, "", "execute", td("schema_violation.json")).expect(t, exitInput)
+		contains(t, "stderr", r.stderr, "schema_violation.json", "/body/0/params/1")
+	})
+	t.Run("unreadable file", func(t *testing.T) {
+		r := tl(t, "", "execute", missing).expect(t, exitInput)
+		contains(t, "stderr", r.stderr, "input error", "cannot read "+missing, "no such file")
+		r = tl(t, "", "execute", missing, "--output", "json").expect(t, exitInput)
+		if e := decode(t, r.stdout)["error"]; str(t, e, "category") != "input" {
+			t.Errorf("category: %s", r)
+		}
+		// A directory cannot be read as a program either.
+		r = tl(t, "", "execute", dir).expect(t, exitInput)
+		contains(t, "stderr", r.stderr, "cannot read "+dir)
+		noCrash(t, r)
+	})
+	t.Run("bad policy", func(t *testing.T) {
+		r := tl(t, "", "execute", td("value.json"), "--policy", td("bad_policy.json")).expect(t, exitInput)
+		contains(t, "stderr", r.stderr, "bad_policy.json", "/retry/max_attempts")
+		r = tl(t, "", "execute", td("value.json"), "--policy", td("bad_policy.json"), "--output", "json").expect(t, exitInput)
+		e := failure(t, r, "input", "ValueError")
+		contains(t, "message", e["message"].(string), "bad_policy.json", "/retry/max_attempts")
+		r = tl(t, "", "execute", td("value.json"), "--policy", missing).expect(t, exitInput)
+		contains(t, "stderr", r.stderr, missing)
+	})
+	t.Run("zero limit", func(t *testing.T) {
+		r := tl(t, "", "execute", td("value.json"), "--max-nodes", "0").expect(t, exitInput)
+		contains(t, "stderr", r.stderr, "--max-nodes", "max_nodes")
+		r = tl(t, "", "execute", td("value.json"), "--max-tool-calls", "many").expect(t, exitInput)
+		contains(t, "stderr", r.stderr, "--max-tool-calls")
+	})
+	t.Run("bad toolbox", func(t *testing.T) {
+		r := tl(t, "", "execute", td("value.json"), "--tools", td("value.json")).expect(t, exitInput)
+		noCrash(t, r)
+	})
+	t.Run("usage", func(t *testing.T) {
+		r := tl(t, "", "execute").expect(t, exitInput)
+		contains(t, "stderr", r.stderr, "exactly one PROGRAM")
+		r = tl(t, "", "execute", td("value.json"), "--output", "yaml").expect(t, exitInput)
+		contains(t, "stderr", r.stderr, "--output must be text or json")
+		r = tl(t, "", "execute", td("value.json"), "--no-such-flag").expect(t, exitInput)
+		contains(t, "stderr", r.stderr, "no-such-flag")
+		r = tl(t, "", "frobnicate").expect(t, exitInput)
+		contains(t, "stderr", r.stderr, `unknown command "frobnicate"`)
+		tl(t, "").expect(t, exitInput)
+		r = tl(t, "", "help").expect(t, exitOK)
+		contains(t, "stdout", r.stdout, "treelang execute PROGRAM")
+	})
+}
+
+func TestCLIExecuteExecutionErrors(t *testing.T) {
+	t.Run("failing tool", func(t *testing.T) {
+		r := tl(t, "", "execute", td("boom.json"), "--tools", td("tools.json")).expect(t, exitExecution)
+		contains(t, "stderr", r.stderr, "execution error", "ToolExecutionError", "kaboom", "/body/0")
+		if r.stdout != "" {
+			t.Errorf("stdout: %q", r.stdout)
+		}
+		r = tl(t, "", "execute", td("boom.json"), "--tools", td("tools.json"), "--output", "json").expect(t, exitExecution)
+		e := failure(t, r, "execution", "ToolExecutionError")
+		if e["message"] != "kaboom" || e["path"] != "/body/0" {
+			t.Errorf("error: %#v", e)
+		}
+	})
+	t.Run("tool not found", func(t *testing.T) {
+		// No tools at all (upstream's CLI without a fixture), and a
+		// toolbox without the tool.
+		for _, extra := range [][]string{nil, {"--tools", td("tools.json")}} {
+			args := append([]string{"execute", td("missing_tool.json"), "--output", "json"}, extra...)
+			r := tl(t, "", args...).expect(t, exitExecution)
+			e := failure(t, r, "execution", "ToolNotFoundError")
+			contains(t, "message", e["message"].(string), "no_such_tool")
+		}
+	})
+	t.Run("nodes limit", func(t *testing.T) {
+		r := tl(t, "", "execute", td("value.json"), "--max-nodes", "1").expect(t, exitExecution)
+		contains(t, "stderr", r.stderr, "nodes limit exceeded", "ExecutionLimitError")
+		r = tl(t, "", "execute", td("value.json"), "--max-nodes", "1", "--output", "json").expect(t, exitExecution)
+		e := failure(t, r, "execution", "ExecutionLimitError")
+		contains(t, "message", e["message"].(string), "nodes limit exceeded")
+	})
+	t.Run("collect on a single program", func(t *testing.T) {
+		r := tl(t, "", "execute", td("boom.json"), "--tools", td("tools.json"), "--policy", td("collect.json"), "--output", "json").expect(t, exitInput)
+		failure(t, r, "input", "ValueError")
+	})
+}
+
+func TestCLIExecuteCollect(t *testing.T) {
+	want := []any{
+		map[string]any{"success": true, "value": json.Number("3")},
+		map[string]any{"success": false, "error_type": "ToolExecutionError", "error_message": "kaboom"},
+	}
+	r := tl(t, "", "execute", td("parallel.json"), "--tools", td("tools.json"), "--policy", td("collect.json"), "--output", "json")
+	got := success(t, r)["result"]
+	if !jsonEqual(got, want) {
+		t.Errorf("collect outcomes:\n got %#v\nwant %#v", got, want)
+	}
+	// Text mode prints the same list.
+	r = tl(t, "", "execute", td("parallel.json"), "--tools", td("tools.json"), "--policy", td("collect.json")).expect(t, exitOK)
+	var list []any
+	dec := json.NewDecoder(strings.NewReader(r.stdout))
+	dec.UseNumber()
+	if err := dec.Decode(&list); err != nil || !jsonEqual(list, want) {
+		t.Errorf("text collect outcomes: %v %s", err, r)
+	}
+	// The default policy raises the first failure.
+	r = tl(t, "", "execute", td("parallel.json"), "--tools", td("tools.json"), "--output", "json").expect(t, exitExecution)
+	failure(t, r, "execution", "ToolExecutionError")
+}
+
+func jsonEqual(a, b any) bool {
+	x, err1 := json.Marshal(a)
+	y, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && bytes.Equal(x, y)
+}
+
+// ---- policy and limits ----
+
+func TestCLIPolicyRetry(t *testing.T) {
+	dir := t.TempDir()
+	// The idempotent tool fails once, is retried and succeeds; the fixture
+	// holds one entry per physical attempt.
+	fx := filepath.Join(dir, "fetch.fixture.json")
+	r := tl(t, "", "execute", td("fetch.json"), "--tools", td("flaky_tools.json"), "--policy", td("retry.json"), "--record", fx, "--output", "json")
+	if v := success(t, r)["result"]; v != "fetched" {
+		t.Errorf("retried tool: %s", r)
+	}
+	calls := get(t, decode(t, readFile(t, fx)), "calls").([]any)
+	if len(calls) != 2 || str(t, calls[0], "error", "type") != "ToolExecutionError" || get(t, calls[1], "output") != "fetched" {
+		t.Errorf("recorded attempts: %#v", calls)
+	}
+
+	// Without the policy the first failure is raised.
+	r = tl(t, "", "execute", td("fetch.json"), "--tools", td("flaky_tools.json"), "--output", "json").expect(t, exitExecution)
+	if e := failure(t, r, "execution", "ToolExecutionError"); e["message"] != "503 once" {
+		t.Errorf("no retry by default: %s", r)
+	}
+
+	// A tool that is not idempotent is never retried.
+	fx2 := filepath.Join(dir, "charge.fixture.json")
+	r = tl(t, "", "execute", td("charge.json"), "--tools", td("flaky_tools.json"), "--policy", td("retry.json"), "--record", fx2, "--output", "json").expect(t, exitExecution)
+	if e := failure(t, r, "execution", "ToolExecutionError"); e["message"] != "gateway timeout" {
+		t.Errorf("non-idempotent tool: %s", r)
+	}
+	if calls := get(t, decode(t, readFile(t, fx2)), "calls").([]any); len(calls) != 1 {
+		t.Errorf("non-idempotent tool ran %d attempts, want 1", len(calls))
+	}
+
+	// Every attempt consumes the tool-call budget: the retry hits the limit.
+	r = tl(t, "", "execute", td("fetch.json"), "--tools", td("flaky_tools.json"), "--policy", td("retry.json"), "--max-tool-calls", "1", "--output", "json").expect(t, exitExecution)
+	e := failure(t, r, "execution", "ExecutionLimitError")
+	contains(t, "message", e["message"].(string), "tool_calls limit exceeded")
+
+	// A limit flag adds to the policy file's limits.
+	r = tl(t, "", "execute", td("fetch.json"), "--tools", td("flaky_tools.json"), "--policy", td("retry.json"), "--max-tool-calls", "2", "--timeout", "30").expect(t, exitOK)
+	if r.stdout != "\"fetched\"\n" {
+		t.Errorf("within limits: %s", r)
+	}
+}
+
+// ---- record and replay ----
+
+func TestCLIRecordReplay(t *testing.T) {
+	dir := t.TempDir()
+	fx := filepath.Join(dir, "fetch.fixture.json")
+	live := tl(t, "", "execute", td("fetch.json"), "--tools", td("flaky_tools.json"), "--policy", td("retry.json"), "--record", fx).expect(t, exitOK)
+
+	t.Run("same result", func(t *testing.T) {
+		r := tl(t, "", "replay", td("fetch.json"), "--fixture", fx, "--policy", td("retry.json")).expect(t, exitOK)
+		if r.stdout != live.stdout {
+			t.Errorf("replay printed %q, the live run %q", r.stdout, live.stdout)
+		}
+		contains(t, "stderr", r.stderr, "2 of 2 entries consumed")
+		lacks(t, "stderr", r.stderr, "warning")
+		r = tl(t, "", "replay", td("fetch.json"), "--fixture", fx, "--policy", td("retry.json"), "--output", "json")
+		doc := success(t, r)
+		if doc["result"] != "fetched" || get(t, doc, "coverage", "consumed") != json.Number("2") {
+			t.Errorf("json replay: %s", r)
+		}
+		// execute --replay serves the same fixture.
+		r = tl(t, "", "execute", td("fetch.json"), "--replay", fx, "--policy", td("retry.json")).expect(t, exitOK)
+		if r.stdout != live.stdout {
+			t.Errorf("execute --replay printed %q", r.stdout)
+		}
+	})
+
+	t.Run("same error", func(t *testing.T) {
+		fx := filepath.Join(dir, "boom.fixture.json")
+		live := tl(t, "", "execute", td("boom.json"), "--tools", td("tools.json"), "--record", fx, "--output", "json").expect(t, exitExecution)
+		r := tl(t, "", "replay", td("boom.json"), "--fixture", fx, "--output", "json").expect(t, exitExecution)
+		want := decode(t, live.stdout)["error"].(map[string]any)
+		got := failure(t, r, "execution", "ToolExecutionError")
+		delete(got, "coverage")
+		if !jsonEqual(got, want) {
+			t.Errorf("replayed error %#v, live %#v", got, want)
+		}
+	})
+
+	t.Run("drift", func(t *testing.T) {
+		r := tl(t, "", "replay", td("fetch_drifted.json"), "--fixture", fx, "--policy", td("retry.json")).expect(t, exitExecution)
+		contains(t, "stderr", r.stderr, "replay drift: changed at fixture entry 1",
+			"EXPECTED (fixture)", "ACTUAL (this run)", `{"item":"book"}`, `{"item":"pen"}`,
+			"ReplayMismatchError")
+		warn := strings.Index(r.stderr, "program changed since recording")
+		if warn < 0 || warn > strings.Index(r.stderr, "replay drift") {
+			t.Errorf("want the changed-program warning before the drift:\n%s", r.stderr)
+		}
+		noCrash(t, r)
+
+		r = tl(t, "", "replay", td("fetch_drifted.json"), "--fixture", fx, "--policy", td("retry.json"), "--output", "json").expect(t, exitExecution)
+		e := failure(t, r, "execution", "ReplayMismatchError")
+		rep := get(t, e, "report")
+		if str(t, rep, "drift") != "changed" || get(t, rep, "entry") != json.Number("1") {
+			t.Errorf("report: %#v", rep)
+		}
+		if str(t, rep, "expected", "arguments", "item") != "book" || str(t, rep, "actual", "arguments", "item") != "pen" {
+			t.Errorf("expected/actual: %#v", rep)
+		}
+		if str(t, rep, "diff", 0, "path") != "arguments.item" || str(t, rep, "diff", 0, "expected") != "book" || str(t, rep, "diff", 0, "actual") != "pen" {
+			t.Errorf("diff: %#v", get(t, rep, "diff"))
+		}
+		// The warning still goes to stderr; stdout stays one document.
+		contains(t, "stderr", r.stderr, "program changed since recording")
+	})
+
+	t.Run("changed program warns before it runs", func(t *testing.T) {
+		// Different bytes, same calls: the replay succeeds, with a warning.
+		changed := filepath.Join(dir, "fetch_renamed.json")
+		src := strings.Replace(readFile(t, td("fetch.json")), `"name": "item"`, `"name": "what"`, 1)
+		if err := os.WriteFile(changed, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := tl(t, "", "replay", changed, "--fixture", fx, "--policy", td("retry.json")).expect(t, exitOK)
+		warn := strings.Index(r.stderr, "warning: program changed since recording")
+		cov := strings.Index(r.stderr, "entries consumed")
+		if warn < 0 || cov < warn {
+			t.Errorf("want the warning first:\n%s", r.stderr)
+		}
+	})
+
+	t.Run("unconsumed", func(t *testing.T) {
+		r := tl(t, "", "replay", td("add_2_3.json"), "--fixture", td("python_fixture.json")).expect(t, exitExecution)
+		contains(t, "stderr", r.stderr, "unconsumed", "ReplayMismatchError")
+		r = tl(t, "", "replay", td("add_2_3.json"), "--fixture", td("python_fixture.json"), "--output", "json").expect(t, exitExecution)
+		e := failure(t, r, "execution", "ReplayMismatchError")
+		contains(t, "message", e["message"].(string), "unconsumed")
+		if str(t, e, "report", "drift") != "unconsumed" {
+			t.Errorf("report: %#v", e["report"])
+		}
+		// execute --replay does not insist on every entry.
+		r = tl(t, "", "execute", td("add_2_3.json"), "--replay", td("python_fixture.json")).expect(t, exitOK)
+		if r.stdout != "5\n" {
+			t.Errorf("execute --replay: %s", r)
+		}
+	})
+
+	t.Run("python fixture", func(t *testing.T) {
+		before := readFile(t, td("python_fixture.json"))
+		r := tl(t, "", "replay", td("add_nested.json"), "--fixture", td("python_fixture.json"), "--output", "json")
+		if v := success(t, r)["result"]; v != json.Number("15") {
+			t.Errorf("python fixture: %s", r)
+		}
+		if readFile(t, td("python_fixture.json")) != before {
+			t.Error("replay changed the fixture")
+		}
+	})
+
+	t.Run("bad fixture", func(t *testing.T) {
+		r := tl(t, "", "replay", td("fetch.json"), "--fixture", td("bad_json.json")).expect(t, exitInput)
+		contains(t, "stderr", r.stderr, "bad_json.json")
+		r = tl(t, "", "replay", td("fetch.json")).expect(t, exitInput)
+		contains(t, "stderr", r.stderr, "--fixture")
+		r = tl(t, "", "replay", "--fixture", td("python_fixture.json")).expect(t, exitInput)
+		contains(t, "stderr", r.stderr, "not an ask recording")
+	})
+}
+
+// ---- traces ----
+
+func TestCLITrace(t *testing.T) {
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "run.jsonl")
+	tl(t, "", "execute", td("fetch.json"), "--tools", td("flaky_tools.json"), "--policy", td("retry.json"), "--trace", tr).expect(t, exitOK)
+	header, events := traceLines(t, tr)
+	if header != `{"format":"treelang-trace","version":1}` {
+		t.Errorf("header: %s", header)
+	}
+	ks := kinds(events)
+	if len(ks) == 0 || ks[0] != "run.start" || ks[len(ks)-1] != "run.end" {
+		t.Errorf("kinds: %v", ks)
+	}
+	if count(ks, "tool.attempt.start") != 2 || count(ks, "tool.attempt.end") != 2 || count(ks, "retry.backoff.start") != 1 {
+		t.Errorf("kinds: %v", ks)
+	}
+	for i, e := range events {
+		if e["seq"] != json.Number(fmt.Sprint(i+1)) {
+			t.Errorf("event %d has seq %v", i, e["seq"])
+		}
+	}
+
+	r := tl(t, "", "trace", tr, "--output", "text").expect(t, exitOK)
+	contains(t, "timeline", r.stdout, "run.start", "tool.attempt.start /body/0 fetch attempt 1/3",
+		"503 once", "retry.backoff.start", "fetch attempt 2/3", `result: "fetched"`, "retries: 1")
+
+	r = tl(t, "", "trace", filepath.Join(dir, "none.jsonl"), "--output", "text").expect(t, exitInput)
+	noCrash(t, r)
+	r = tl(t, "", "trace", tr, "--output", "html").expect(t, exitInput)
+	contains(t, "stderr", r.stderr, "--output must be text")
+}
+
+func TestCLITraceRedaction(t *testing.T) {
+	const key = "sk-live-9f8e7d6c5b4a39281706f5e4d3c2b1a0"
+	const bearer = "xyzSECRETtoken1234567890abcdef"
+	dir := t.TempDir()
+	tr, fx := filepath.Join(dir, "run.jsonl"), filepath.Join(dir, "run.fixture.json")
+	r := tl(t, "", "execute", td("secret.json"), "--tools", td("secret_tools.json"), "--trace", tr, "--record", fx).expect(t, exitOK)
+	for _, name := range []string{tr, fx} {
+		text := readFile(t, name)
+		lacks(t, name, text, key, bearer)
+		contains(t, name, text, "[REDACTED]")
+	}
+	contains(t, "stderr", r.stderr, "redacted calls[0].arguments.api_key", "redacted calls[0].arguments.header")
+	lacks(t, "stderr", r.stderr, key, bearer)
+	// The redacted trace still reads, and its arguments still show the tool.
+	_, events := traceLines(t, tr)
+	for _, e := range events {
+		if e["kind"] == "tool.attempt.start" && e["tool"] != "call_api" {
+			t.Errorf("attempt: %#v", e)
+		}
+	}
+
+	tr2, fx2 := filepath.Join(dir, "raw.jsonl"), filepath.Join(dir, "raw.fixture.json")
+	r = tl(t, "", "execute", td("secret.json"), "--tools", td("secret_tools.json"), "--trace", tr2, "--record", fx2, "--no-redact").expect(t, exitOK)
+	for _, name := range []string{tr2, fx2} {
+		contains(t, name, readFile(t, name), key, bearer)
+	}
+	lacks(t, "stderr", r.stderr, "redacted")
+}
+
+func TestCLIFailedRunKeepsTraceAndRecording(t *testing.T) {
+	dir := t.TempDir()
+	tr, fx := filepath.Join(dir, "run.jsonl"), filepath.Join(dir, "run.fixture.json")
+	tl(t, "", "execute", td("boom.json"), "--tools", td("tools.json"), "--trace", tr, "--record", fx).expect(t, exitExecution)
+	_, events := traceLines(t, tr)
+	last := events[len(events)-1]
+	if last["kind"] != "run.end" || str(t, last, "error", "type") != "ToolExecutionError" {
+		t.Errorf("last event: %#v", last)
+	}
+	if ks := kinds(events); count(ks, "tool.attempt.end") != 1 {
+		t.Errorf("kinds: %v", ks)
+	}
+	doc := decode(t, readFile(t, fx))
+	if doc["format"] != "treelang-fixture" || str(t, doc, "calls", 0, "error", "message") != "kaboom" {
+		t.Errorf("fixture: %#v", doc)
+	}
+}
+
+// ---- interruption ----
+
+func TestCLIInterrupt(t *testing.T) {
+	bin := binary(t)
+	dir := t.TempDir()
+	tr, fx := filepath.Join(dir, "run.jsonl"), filepath.Join(dir, "run.fixture.json")
+	cmd := exec.Command(bin, "execute", td("slow.json"), "--tools", td("slow_tools.json"), "--trace", tr, "--record", fx)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	defer func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			<-done
+		}
+	}()
+
+	// Wait until the trace shows the ten-second attempt in flight.
+	deadline := time.Now().Add(hangGuard)
+	for {
+		data, _ := os.ReadFile(tr)
+		if bytes.Contains(data, []byte(`"kind":"tool.attempt.start"`)) {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("exited before the attempt started: %v\n%s", err, stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the trace never showed the attempt start:\n%s", data)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the process did not exit within 5s of the interrupt")
+	}
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() == 0 {
+		t.Fatalf("want a non-zero exit, got %v\n%s", err, stderr.String())
+	}
+	t.Logf("exit %d, stderr: %s", exit.ExitCode(), stderr.String())
+	lacks(t, "stderr", stderr.String(), "goroutine ", "panic:")
+	if stdout.Len() != 0 {
+		t.Errorf("stdout: %q", stdout.String())
+	}
+
+	_, events := traceLines(t, tr)
+	last := events[len(events)-1]
+	if last["kind"] != "run.end" || last["error"] == nil {
+		t.Errorf("the trace ends with %#v, want run.end with an error", last)
+	}
+	doc := decode(t, readFile(t, fx))
+	calls := get(t, doc, "calls").([]any)
+	if len(calls) != 1 || get(t, calls[0], "cancelled") != true || str(t, calls[0], "name") != "slow" {
+		t.Errorf("recorded calls: %#v", calls)
+	}
+}
+
+// ---- validate, inspect, schema ----
+
+func TestCLIValidateInspectSchema(t *testing.T) {
+	t.Run("validate", func(t *testing.T) {
+		r := tl(t, "", "validate", td("nulls.json")).expect(t, exitOK)
+		doc := decode(t, r.stdout)
+		for _, k := range []string{"name", "description"} {
+			if _, ok := doc[k]; ok {
+				t.Errorf("null %s not omitted:\n%s", k, r.stdout)
+			}
+		}
+		if doc["schema_version"] != "1.0" || doc["mode"] != "single" || doc["type"] != "program" {
+			t.Errorf("program: %s", r.stdout)
+		}
+		node := get(t, doc, "body", 0).(map[string]any)
+		if _, ok := node["false_branch"]; ok {
+			t.Errorf("null false_branch not omitted:\n%s", r.stdout)
+		}
+		// A value's null is its value, not an absent field.
+		if v, ok := get(t, node, "true_branch").(map[string]any)["value"]; !ok || v != nil {
+			t.Errorf("value null: %s", r.stdout)
+		}
+		r2 := tl(t, readFile(t, td("nulls.json")), "validate", "-").expect(t, exitOK)
+		if r2.stdout != r.stdout {
+			t.Errorf("stdin validate differs:\n%s", r2.stdout)
+		}
+		r = tl(t, "", "validate", td("schema_violation.json")).expect(t, exitInput)
+		contains(t, "stderr", r.stderr, "/body/0/params/1")
+		tl(t, "", "validate", td("bad_json.json")).expect(t, exitInput)
+	})
+	t.Run("inspect", func(t *testing.T) {
+		r := tl(t, "", "inspect", td("value.json")).expect(t, exitOK)
+		want := "program\n  body:\n    0: value answer = 42\n  mode: 'single'\n"
+		if r.stdout != want {
+			t.Errorf("tree:\n%q\nwant\n%q", r.stdout, want)
+		}
+		r = tl(t, "", "inspect", td("add_nested.json"), "--format", "tree").expect(t, exitOK)
+		contains(t, "tree", r.stdout, "    0: function add\n      params:\n        0: function add\n", "        1: value b = 10\n")
+		r = tl(t, "", "inspect", td("nulls.json"), "--format", "json").expect(t, exitOK)
+		v := tl(t, "", "validate", td("nulls.json")).expect(t, exitOK)
+		if r.stdout != v.stdout {
+			t.Errorf("inspect --format json differs from validate:\n%s\n%s", r.stdout, v.stdout)
+		}
+		tl(t, "", "inspect", td("value.json"), "--format", "xml").expect(t, exitInput)
+	})
+	t.Run("schema", func(t *testing.T) {
+		docs := map[string]string{}
+		for _, v := range []string{"1.0", "2.0"} {
+			r := tl(t, "", "schema", "--schema-version", v).expect(t, exitOK)
+			doc := decode(t, r.stdout)
+			if _, ok := doc["$schema"]; !ok {
+				t.Errorf("schema %s has no $schema", v)
+			}
+			contains(t, "schema "+v, fmt.Sprint(doc["$id"]), v)
+			docs[v] = r.stdout
+		}
+		if docs["1.0"] == docs["2.0"] {
+			t.Error("schemas 1.0 and 2.0 are the same")
+		}
+		if r := tl(t, "", "schema").expect(t, exitOK); r.stdout != docs["1.0"] {
+			t.Error("default schema is not 1.0")
+		}
+		out := filepath.Join(t.TempDir(), "schema.json")
+		tl(t, "", "schema", "--schema-version", "2.0", "--output", out).expect(t, exitOK)
+		if readFile(t, out) != docs["2.0"] {
+			t.Error("--output wrote something else")
+		}
+		r := tl(t, "", "schema", "--schema-version", "3.0").expect(t, exitInput)
+		contains(t, "stderr", r.stderr, "3.0")
+	})
+}
+
+// ---- redact ----
+
+func TestCLIRedact(t *testing.T) {
+	const key = "sk-live-9f8e7d6c5b4a39281706f5e4d3c2b1a0"
+	const bearer = "xyzSECRETtoken1234567890abcdef"
+	dir := t.TempDir()
+	in := filepath.Join(dir, "secret.fixture.json")
+	original := readFile(t, td("secret_fixture.json"))
+	if err := os.WriteFile(in, []byte(original), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "clean.fixture.json")
+
+	r := tl(t, "", "redact", in, "-o", out).expect(t, exitOK)
+	contains(t, "stdout", r.stdout, "calls[0].arguments.api_key", "key:api_key",
+		"calls[0].arguments.header", "pattern:bearer", "sk-l…", "chars")
+	lacks(t, "output", r.stdout+r.stderr, key, bearer)
+	contains(t, "stderr", r.stderr, "2 change(s)", out)
+	if readFile(t, in) != original {
+		t.Error("redact -o changed the original")
+	}
+	red := readFile(t, out)
+	lacks(t, "redacted fixture", red, key, bearer)
+	contains(t, "redacted fixture", red, "[REDACTED]", `"output": "done"`)
+
+	r = tl(t, "", "redact", "--check", in).expect(t, exitCheck)
+	contains(t, "stdout", r.stdout, "calls[0].arguments.api_key", "calls[0].arguments.header")
+	contains(t, "stderr", r.stderr, "2 secret(s) found")
+	lacks(t, "output", r.stdout+r.stderr, key, bearer)
+	tl(t, "", "redact", "--check", out).expect(t, exitOK)
+	tl(t, "", "redact", "--check", td("python_fixture.json")).expect(t, exitOK)
+
+	// Without -o the fixture is rewritten in place.
+	tl(t, "", "redact", in).expect(t, exitOK)
+	lacks(t, "rewritten fixture", readFile(t, in), key, bearer)
+	tl(t, "", "redact", "--check", in).expect(t, exitOK)
+
+	r = tl(t, "", "redact", filepath.Join(dir, "none.json")).expect(t, exitInput)
+	noCrash(t, r)
+}
+
+// ---- generate and ask ----
+
+// fakeModel is an OpenAI-compatible endpoint on loopback that answers
+// every chat completion with program.
+type fakeModel struct {
+	*httptest.Server
+	requests atomic.Int32
+}
+
+func newFakeModel(t *testing.T, program string) *fakeModel {
+	t.Helper()
+	m := &fakeModel{}
+	m.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
+			http.NotFound(w, r)
+			return
+		}
+		m.requests.Add(1)
+		var req map[string]any
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		resp := map[string]any{
+			"id": "chatcmpl-test", "object": "chat.completion", "model": req["model"],
+			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
+				"message": map[string]any{"role": "assistant", "content": program}}},
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(resp)
+	}))
+	t.Cleanup(m.Close)
+	return m
+}
+
+func (m *fakeModel) baseURL() string { return m.URL + "/v1" }
+
+func noModelEnv(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("OPENAI_BASE_URL", "")
+}
+
+func TestCLIGenerateAsk(t *testing.T) {
+	noModelEnv(t)
+	program := readFile(t, td("add_2_3.json"))
+	m := newFakeModel(t, "Here is the program:\n```json\n"+program+"```\n")
+
+	t.Run("generate", func(t *testing.T) {
+		r := tl(t, "", "generate", "What is 2 plus 3?", "--base-url", m.baseURL(), "--tools", td("tools.json")).expect(t, exitOK)
+		doc := decode(t, r.stdout)
+		if str(t, doc, "body", 0, "name") != "add" || get(t, doc, "body", 0, "params", 1, "value") != json.Number("3") {
+			t.Errorf("generated: %s", r)
+		}
+		tl(t, r.stdout, "validate", "-").expect(t, exitOK)
+	})
+
+	t.Run("ask", func(t *testing.T) {
+		r := tl(t, "", "ask", "What is 2 plus 3?", "--base-url", m.baseURL(), "--tools", td("tools.json"), "--output", "json")
+		if v := success(t, r)["result"]; v != json.Number("5") {
+			t.Errorf("ask: %s", r)
+		}
+		contains(t, "stderr", r.stderr, "planned program")
+		r = tl(t, "What is 2 plus 3?\n", "ask", "-", "--base-url", m.baseURL(), "--tools", td("tools.json")).expect(t, exitOK)
+		if r.stdout != "5\n" {
+			t.Errorf("ask from stdin: %s", r)
+		}
+	})
+
+	t.Run("ask without the tools", func(t *testing.T) {
+		r := tl(t, "", "ask", "What is 2 plus 3?", "--base-url", m.baseURL(), "--output", "json").expect(t, exitExecution)
+		failure(t, r, "execution", "ToolNotFoundError")
+	})
+}
+
+func TestCLIAskRecordReplayOffline(t *testing.T) {
+	noModelEnv(t)
+	m := newFakeModel(t, readFile(t, td("add_nested.json")))
+	fx := filepath.Join(t.TempDir(), "ask.fixture.json")
+	live := tl(t, "", "ask", "What is 2 plus 3, plus 10?", "--base-url", m.baseURL(), "--tools", td("tools.json"), "--record", fx, "--output", "json")
+	if v := success(t, live)["result"]; v != json.Number("15") {
+		t.Fatalf("ask: %s", live)
+	}
+	doc := decode(t, readFile(t, fx))
+	if doc["question"] != "What is 2 plus 3, plus 10?" || len(get(t, doc, "model_calls").([]any)) != 1 || len(get(t, doc, "calls").([]any)) != 2 {
+		t.Errorf("ask fixture: %s", readFile(t, fx))
+	}
+
+	served := m.requests.Load()
+	m.Close()
+	r := tl(t, "", "replay", "--fixture", fx, "--output", "json")
+	if v := success(t, r)["result"]; v != json.Number("15") {
+		t.Errorf("offline replay: %s", r)
+	}
+	if m.requests.Load() != served {
+		t.Error("the replay reached the model endpoint")
+	}
+	r = tl(t, "", "replay", "--fixture", fx).expect(t, exitOK)
+	if r.stdout != "15\n" {
+		t.Errorf("offline replay, text: %s", r)
+	}
+}
+
+func TestCLIModelProviderErrors(t *testing.T) {
+	noModelEnv(t)
+	t.Run("missing key", func(t *testing.T) {
+		// The key check comes before any request: nothing leaves the machine.
+		r := tl(t, "", "generate", "What is 2 plus 3?", "--base-url", "https://api.example.com/v1", "--output", "json").expect(t, exitProvider)
+		e := failure(t, r, "provider", "ModelAuthenticationError")
+		contains(t, "message", e["message"].(string), "OPENAI_API_KEY")
+		r = tl(t, "", "ask", "What is 2 plus 3?", "--base-url", "https://api.example.com/v1").expect(t, exitProvider)
+		contains(t, "stderr", r.stderr, "provider error", "OPENAI_API_KEY")
+	})
+	t.Run("unreachable", func(t *testing.T) {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := "http://" + l.Addr().String() + "/v1"
+		l.Close()
+		r := tl(t, "", "generate", "What is 2 plus 3?", "--base-url", base).expect(t, exitProvider)
+		contains(t, "stderr", r.stderr, "provider error", "cannot reach", l.Addr().String())
+		noCrash(t, r)
+		if n := strings.Count(r.stderr, "\n"); n != 1 {
+			t.Errorf("want one line on stderr, got %d:\n%s", n, r.stderr)
+		}
+		r = tl(t, "", "ask", "What is 2 plus 3?", "--base-url", base, "--tools", td("tools.json"), "--output", "json").expect(t, exitProvider)
+		failure(t, r, "provider", "ModelConnectionError")
+	})
+}
+
+// ---- tools serve ----
+
+func TestCLIToolsServe(t *testing.T) {
+	bin := binary(t)
+	tools, err := filepath.Abs(td("tools.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := bin + " tools serve --tools " + tools
+	fx := filepath.Join(t.TempDir(), "mcp.fixture.json")
+
+	r := tl(t, "", "execute", td("add_2_3.json"), "--mcp-stdio", server, "--record", fx, "--output", "json")
+	if v := success(t, r)["result"]; v != json.Number("5") {
+		t.Errorf("through MCP: %s", r)
+	}
+	if str(t, decode(t, readFile(t, fx)), "tools", 0, "name") != "add" {
+		t.Errorf("fixture tools: %s", readFile(t, fx))
+	}
+	r = tl(t, "", "replay", td("add_2_3.json"), "--fixture", fx).expect(t, exitOK)
+	if r.stdout != "5\n" {
+		t.Errorf("replay without the server: %s", r)
+	}
+
+	// A tool error crosses the server as the same error.
+	r = tl(t, "", "execute", td("boom.json"), "--mcp-stdio", server, "--output", "json").expect(t, exitExecution)
+	e := failure(t, r, "execution", "ToolExecutionError")
+	contains(t, "message", e["message"].(string), "kaboom")
+
+	// A server that cannot start is a provider problem.
+	r = tl(t, "", "execute", td("add_2_3.json"), "--mcp-stdio", filepath.Join(t.TempDir(), "no-such-server")).expect(t, exitProvider)
+	noCrash(t, r)
+
+	tl(t, "", "execute", td("add_2_3.json"), "--mcp-stdio", server, "--tools", tools).expect(t, exitInput)
+}
+
+// TestCLIToolsServeProtocol talks to `tools serve` directly: an MCP
+// initialize, then tools/list, over newline-delimited JSON-RPC.
+func TestCLIToolsServeProtocol(t *testing.T) {
+	bin := binary(t)
+	cmd := exec.Command(bin, "tools", "serve", "--tools", td("tools.json"))
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	timer := time.AfterFunc(hangGuard, func() { cmd.Process.Kill() })
+	defer timer.Stop()
+	lines := bufio.NewScanner(stdout)
+	lines.Buffer(nil, 1<<20)
+	call := func(msg string) map[string]any {
+		t.Helper()
+		if _, err := io.WriteString(stdin, msg+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		if !lines.Scan() {
+			t.Fatalf("no answer to %s: %v\n%s", msg, lines.Err(), stderr.String())
+		}
+		return decode(t, lines.Text())
+	}
+	init := call(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"cli-test","version":"1"}}}`)
+	if _, ok := get(t, init, "result").(map[string]any)["serverInfo"]; !ok {
+		t.Errorf("initialize: %#v", init)
+	}
+	io.WriteString(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	list := call(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	var names []string
+	for _, tool := range get(t, list, "result", "tools").([]any) {
+		names = append(names, str(t, tool, "name"))
+	}
+	if strings.Join(names, ",") != "add,boom" {
+		t.Errorf("tools: %v", names)
+	}
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("serve after stdin closed: %v\n%s", err, stderr.String())
+	}
+}
+
+// ---- demo ----
+
+func TestCLIDemoHeadless(t *testing.T) {
+	r := tl(t, "", "demo", "--headless").expect(t, exitOK)
+	for i := 1; i <= 4; i++ {
+		contains(t, "stdout", r.stdout, fmt.Sprintf("=== %d/4 ", i))
+	}
+	if n := strings.Count(r.stdout, "=== "); n != 4 {
+		t.Errorf("%d scenarios, want 4", n)
+	}
+	contains(t, "stdout", r.stdout, "run.start", "run.end")
+	noCrash(t, r)
+}
