@@ -30,7 +30,7 @@ func (c *virtualClock) Sleep(ctx context.Context, d time.Duration) error {
 	defer func() { p.active++ }()
 	inst := site.Instance().String()
 	p.broadcast()
-	r, ok := p.timerRank[key(inst, site.Attempt)]
+	r, ok := p.timerRank[keyOf(site)]
 	if !ok {
 		return p.waitCancel(ctx, func() *MismatchError {
 			return &MismatchError{Drift: DriftUnexpected,

@@ -3,7 +3,7 @@ package replay
 import (
 	"context"
 	"fmt"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,22 +41,24 @@ type ToolReplay struct {
 
 	mu       sync.Mutex
 	changed  chan struct{}
+	waiters  int // goroutines waiting on changed
 	progress uint64
 	consumed []bool
 	outOrder []int
 	first    *MismatchError
 
-	siteMode    bool
-	bySite      map[string]int // "site#attempt" -> entry index
-	rank        []int          // entry -> completion rank (0: cancelled, unordered)
-	timerRank   map[string]int // "site#attempt" -> rank
-	deadline    int            // rank of the deadline firing, 0 when it never fired
-	done        []bool         // by rank
-	next        int            // lowest rank not done
-	needStarts  []int          // by rank: how many recorded starts preceded it
-	startPos    []int          // entry -> position in start order
-	arrived     []bool         // by start position
-	startsDone  int            // leading start positions that arrived
+	siteMode   bool
+	bySite     map[siteKey]int // site and attempt -> entry index
+	rank       []int           // entry -> completion rank (0: cancelled, unordered)
+	timerRank  map[siteKey]int // site and attempt -> rank
+	deadline   int             // rank of the deadline firing, 0 when it never fired
+	done       []bool          // by rank
+	next       int             // lowest rank not done
+	needStarts []int           // by rank: how many recorded starts preceded it
+	order      []int           // entries in recorded start order
+	startPos   []int           // entry -> position in start order
+	arrived    []bool          // by start position
+	startsDone int             // leading start positions that arrived
 	// active counts the engine goroutines that are running (not blocked in
 	// this replay or on each other), as the engine reports them through
 	// the Scheduler of Clock(). A completion is released only when it is 0.
@@ -95,22 +97,85 @@ func NewToolReplay(f *fixtures.Fixture, opts Options) (*ToolReplay, error) {
 	return p, nil
 }
 
-func key(site string, attempt int) string { return site + "#" + strconv.Itoa(attempt) }
+// siteKey identifies one attempt at one node instance without building a
+// string: the path, up to two iteration indices inline and the rest (rare:
+// three or more nested maps) encoded in more.
+type siteKey struct {
+	path    string
+	n       int
+	i0, i1  int
+	more    string
+	attempt int
+}
+
+func keyOf(s tracer.Site) siteKey {
+	k := siteKey{path: s.Path, n: len(s.Iter), attempt: s.Attempt}
+	switch {
+	case len(s.Iter) > 2:
+		k.more = fmt.Sprint(s.Iter)
+	case len(s.Iter) == 2:
+		k.i0, k.i1 = s.Iter[0], s.Iter[1]
+	case len(s.Iter) == 1:
+		k.i0 = s.Iter[0]
+	}
+	return k
+}
+
+// key parses a fixture's site string ("PATH" or "PATH[i,j]") without
+// allocating for up to two indices; an unparsable site keys by its text.
+func key(site string, attempt int) siteKey {
+	k := siteKey{path: site, attempt: attempt}
+	if !strings.HasSuffix(site, "]") {
+		return k
+	}
+	open := strings.LastIndexByte(site, '[')
+	if open < 0 {
+		return siteKey{path: site, attempt: attempt, n: -1}
+	}
+	var idx [2]int
+	n, cur, digits := 0, 0, 0
+	for i := open + 1; i < len(site); i++ {
+		c := site[i]
+		switch {
+		case c >= '0' && c <= '9':
+			cur = cur*10 + int(c-'0')
+			digits++
+		case c == ',' || c == ']':
+			if digits == 0 {
+				return siteKey{path: site, attempt: attempt, n: -1}
+			}
+			if n < 2 {
+				idx[n] = cur
+			}
+			n++
+			cur, digits = 0, 0
+		default:
+			return siteKey{path: site, attempt: attempt, n: -1}
+		}
+	}
+	if n > 2 {
+		s, err := tracer.ParseSite(site)
+		if err != nil {
+			return siteKey{path: site, attempt: attempt, n: -1}
+		}
+		s.Attempt = attempt
+		return keyOf(s)
+	}
+	return siteKey{path: site[:open], n: n, i0: idx[0], i1: idx[1], attempt: attempt}
+}
 
 // index assigns completion ranks: every non-cancelled attempt and every
 // timer, ordered by the recorded completion sequence.
 func (p *ToolReplay) index() {
-	p.bySite = make(map[string]int, len(p.fx.Calls))
 	p.rank = make([]int, len(p.fx.Calls))
-	p.timerRank = map[string]int{}
+	p.timerRank = map[siteKey]int{}
 	type item struct {
 		completed int
 		call      int // entry index, or -1 for a timer
 		timer     int
 	}
-	var items []item
+	items := make([]item, 0, len(p.fx.Calls)+len(p.fx.Timers))
 	for i, c := range p.fx.Calls {
-		p.bySite[key(c.Site, c.Attempt)] = i
 		if c.Cancelled {
 			p.anyCancel = true
 			continue
@@ -120,26 +185,34 @@ func (p *ToolReplay) index() {
 	for i := range p.fx.Timers {
 		items = append(items, item{completed: p.fx.Timers[i].Completed, call: -1, timer: i})
 	}
-	sort.SliceStable(items, func(a, b int) bool { return items[a].completed < items[b].completed })
+	byCompleted := func(a, b item) int { return a.completed - b.completed }
+	if !slices.IsSortedFunc(items, byCompleted) {
+		slices.SortStableFunc(items, byCompleted)
+	}
 	p.done = make([]bool, len(items)+2)
 	p.next = 1
 	// Starts in recorded order; a completion is released only after every
 	// attempt that had started before it in the recording started here.
-	order := make([]int, len(p.fx.Calls))
-	for i := range order {
-		order[i] = i
+	p.order = make([]int, len(p.fx.Calls))
+	for i := range p.order {
+		p.order[i] = i
 	}
-	sort.SliceStable(order, func(a, b int) bool { return p.fx.Calls[order[a]].Started < p.fx.Calls[order[b]].Started })
+	byStarted := func(a, b int) int { return p.fx.Calls[a].Started - p.fx.Calls[b].Started }
+	if !slices.IsSortedFunc(p.order, byStarted) {
+		slices.SortStableFunc(p.order, byStarted)
+	}
 	p.startPos = make([]int, len(p.fx.Calls))
-	for pos, i := range order {
+	for pos, i := range p.order {
 		p.startPos[i] = pos
 	}
-	p.arrived = make([]bool, len(order))
+	p.arrived = make([]bool, len(p.order))
 	p.needStarts = make([]int, len(items)+2)
+	k := 0
 	for r, it := range items {
-		p.needStarts[r+1] = sort.Search(len(order), func(k int) bool { return p.fx.Calls[order[k]].Started >= it.completed })
-	}
-	for r, it := range items {
+		for k < len(p.order) && p.fx.Calls[p.order[k]].Started < it.completed {
+			k++
+		}
+		p.needStarts[r+1] = k
 		rank := r + 1
 		if it.call >= 0 {
 			p.rank[it.call] = rank
@@ -152,6 +225,27 @@ func (p *ToolReplay) index() {
 			p.timerRank[key(t.Site, t.Attempt)] = rank
 		}
 	}
+}
+
+// lookup finds the entry recorded for a site. Calls usually arrive in the
+// recorded start order, so the next expected entry is tried first; the
+// full index is built only when a call arrives out of that order.
+func (p *ToolReplay) lookup(k siteKey) (int, bool) {
+	if p.startsDone < len(p.order) {
+		i := p.order[p.startsDone]
+		if c := &p.fx.Calls[i]; key(c.Site, c.Attempt) == k {
+			return i, true
+		}
+	}
+	if p.bySite == nil {
+		p.bySite = make(map[siteKey]int, len(p.fx.Calls))
+		for i := range p.fx.Calls {
+			c := &p.fx.Calls[i]
+			p.bySite[key(c.Site, c.Attempt)] = i
+		}
+	}
+	i, ok := p.bySite[k]
+	return i, ok
 }
 
 // ListTools returns the fixture's tool definitions.
@@ -170,8 +264,29 @@ func (p *ToolReplay) Tool(_ context.Context, name string) (*engine.ToolDefinitio
 // broadcast wakes every waiter; the caller holds mu.
 func (p *ToolReplay) broadcast() {
 	p.progress++
-	close(p.changed)
-	p.changed = make(chan struct{})
+	if p.waiters > 0 {
+		close(p.changed)
+		p.changed = make(chan struct{})
+		p.waiters = 0
+	}
+}
+
+// wait releases mu until something changes, ctx is done or d passes, and
+// reports whether ctx was cancelled.
+func (p *ToolReplay) wait(ctx context.Context, d time.Duration) (cancelled bool) {
+	ch := p.changed
+	p.waiters++
+	p.mu.Unlock()
+	t := time.NewTimer(d)
+	select {
+	case <-ch:
+	case <-ctx.Done():
+		cancelled = true
+	case <-t.C:
+	}
+	t.Stop()
+	p.mu.Lock()
+	return cancelled
 }
 
 // CallTool serves the recorded outcome of the matching entry.
@@ -192,11 +307,17 @@ func actualOf(call *engine.Call) *Actual {
 }
 
 func matches(e *fixtures.Call, call *engine.Call) bool {
-	return e.Name == call.Tool && fixtures.Match(map[string]any(e.Arguments), map[string]any(call.Arguments))
+	if e.Name != call.Tool {
+		return false
+	}
+	// Plain equality first (cheap); placeholders of a redacted fixture
+	// need the full matcher.
+	return engine.Equal(map[string]any(e.Arguments), map[string]any(call.Arguments)) ||
+		fixtures.Match(map[string]any(e.Arguments), map[string]any(call.Arguments))
 }
 
 func (p *ToolReplay) callBySite(ctx context.Context, call *engine.Call) (any, error) {
-	i, ok := p.bySite[key(call.Site.Instance().String(), call.Site.Attempt)]
+	i, ok := p.lookup(keyOf(call.Site))
 	if !ok || p.consumed[i] {
 		// Not recorded at this site: a call the recording never made.
 		if j := p.findUnconsumed(call); j >= 0 {
@@ -318,24 +439,12 @@ func (p *ToolReplay) ready(r int) bool {
 // waitTurn blocks until rank r may be released; the caller holds mu.
 func (p *ToolReplay) waitTurn(ctx context.Context, r int) error {
 	for {
-		now := time.Now()
 		if p.ready(r) {
 			return nil
 		}
-		wait := p.opts.Stall
-		progress, ch := p.progress, p.changed
-		p.mu.Unlock()
-		t := time.NewTimer(wait)
-		var cancelled bool
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			cancelled = true
-		case <-t.C:
-		}
-		t.Stop()
-		p.mu.Lock()
-		if cancelled {
+		now := time.Now()
+		progress := p.progress
+		if cancelled := p.wait(ctx, p.opts.Stall); cancelled {
 			// The engine cancelled a call the recording completed (it
 			// lost a race there); let the others go on.
 			p.finish(r)
@@ -350,20 +459,9 @@ func (p *ToolReplay) waitTurn(ctx context.Context, r int) error {
 // waitCancel blocks until ctx is cancelled, reporting a stall as mismatch.
 func (p *ToolReplay) waitCancel(ctx context.Context, onStall func() *MismatchError) error {
 	for {
-		progress, ch := p.progress, p.changed
+		progress := p.progress
 		now := time.Now()
-		p.mu.Unlock()
-		t := time.NewTimer(p.opts.Stall)
-		var cancelled bool
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			cancelled = true
-		case <-t.C:
-		}
-		t.Stop()
-		p.mu.Lock()
-		if cancelled {
+		if cancelled := p.wait(ctx, p.opts.Stall); cancelled {
 			p.broadcast()
 			return ctx.Err()
 		}
@@ -410,9 +508,10 @@ func (p *ToolReplay) abandon(site string) {
 		p.arrive(i)
 		p.finish(p.rank[i])
 	}
-	for k, r := range p.timerRank {
-		if branchKey(strings.SplitN(k, "#", 2)[0]) == b {
-			p.finish(r)
+	for i := range p.fx.Timers {
+		t := &p.fx.Timers[i]
+		if branchKey(t.Site) == b {
+			p.finish(p.timerRank[key(t.Site, t.Attempt)])
 		}
 	}
 }
@@ -448,9 +547,10 @@ func (p *ToolReplay) stall(ctx context.Context, r int) error {
 	if m.Expected != nil {
 		p.abandon(m.Expected.Site)
 	}
-	for k, r := range p.timerRank {
-		if r == p.next {
-			m.Message = "Tool replay expected the backoff timer at " + k + " to fire, but no retry happened"
+	for i := range p.fx.Timers {
+		t := &p.fx.Timers[i]
+		if p.timerRank[key(t.Site, t.Attempt)] == p.next {
+			m.Message = fmt.Sprintf("Tool replay expected the backoff timer at %s#%d to fire, but no retry happened", t.Site, t.Attempt)
 		}
 	}
 	if p.deadline == p.next {
@@ -537,7 +637,10 @@ func (p *ToolReplay) mismatch(ctx context.Context, call *engine.Call, m *Mismatc
 		p.consumed = append(p.consumed, true)
 		if p.siteMode {
 			p.rank = append(p.rank, 0)
-			p.bySite[key(nc.Site, nc.Attempt)] = len(p.fx.Calls) - 1
+			if p.bySite != nil {
+				p.bySite[key(nc.Site, nc.Attempt)] = len(p.fx.Calls) - 1
+			}
+			p.order = append(p.order, len(p.fx.Calls)-1)
 			p.startPos = append(p.startPos, len(p.arrived))
 			p.arrived = append(p.arrived, true)
 		}
@@ -617,20 +720,9 @@ func (p *ToolReplay) callInOrder(ctx context.Context, call *engine.Call) (any, e
 	p.consumed[j] = true
 	start := p.cursor
 	for p.cursor < j {
-		progress, ch := p.progress, p.changed
+		progress := p.progress
 		t0 := time.Now()
-		p.mu.Unlock()
-		t := time.NewTimer(p.opts.Stall)
-		var cancelled bool
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			cancelled = true
-		case <-t.C:
-		}
-		t.Stop()
-		p.mu.Lock()
-		if cancelled {
+		if cancelled := p.wait(ctx, p.opts.Stall); cancelled {
 			return nil, ctx.Err()
 		}
 		p.skipConsumed()
