@@ -112,7 +112,7 @@ func TestMillionEventStepIsIncremental(t *testing.T) {
 	h := m.sess().hist
 	h.seek(500_000)
 	before := h.applied
-	m = press(t, m, "n")
+	_ = press(t, m, "n")
 	if h.applied != before+1 {
 		t.Fatalf("a step moved the view by %d events", h.applied-before)
 	}

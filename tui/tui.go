@@ -94,9 +94,6 @@ const (
 // startMsg asks the model to start the shown run.
 type startMsg struct{ sid int }
 
-// quitMsg ends the program once every run has returned.
-type quitMsg struct{}
-
 // Model is the debugger's root model: it owns focus, layout and the view,
 // and routes messages to the panes.
 type Model struct {
@@ -115,16 +112,15 @@ type Model struct {
 	quitting      bool
 	stopping      int // runs still returning before quit
 
-	tree      treePane
-	timeline  timelinePane
-	detail    detailPane
-	mismatch  mismatchPane
-	status    statusBar
-	bps       breakpointsPane
-	save      saveDialog
-	help      help.Model
-	keyErr    error
-	profileBW bool
+	tree     treePane
+	timeline timelinePane
+	detail   detailPane
+	mismatch mismatchPane
+	status   statusBar
+	bps      breakpointsPane
+	save     saveDialog
+	help     help.Model
+	keyErr   error
 }
 
 // NewModel builds the root model. A key map file that cannot be used is
@@ -254,7 +250,7 @@ func (m Model) Init() tea.Cmd {
 // showMismatch reports whether the lower right pane shows the mismatch view.
 func (m Model) showMismatch() bool { return m.mismatch.event() != nil }
 
-// helpHeight is how many lines the help takes at the bottom.
+// helpView renders the help at the bottom: short, or every binding.
 func (m Model) helpView() string {
 	m.help.SetWidth(m.width)
 	return m.help.View(m.helpKeys())
