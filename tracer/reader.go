@@ -17,6 +17,8 @@ type LineError struct {
 	Err  error
 }
 
+// Error reports the line number and the problem, as in
+// `line 12: field "seq": want a non-negative integer, found -2`.
 func (e *LineError) Error() string { return "line " + strconv.Itoa(e.Line) + ": " + e.Err.Error() }
 
 // Unwrap returns the underlying problem.
