@@ -53,6 +53,10 @@ type KeyMap struct {
 	Accept key.Binding
 	Save   key.Binding
 
+	// Text inputs (search, key rule, path).
+	Submit  key.Binding
+	Dismiss key.Binding
+
 	// Dialogs (they take input first).
 	Toggle  key.Binding
 	Delete  key.Binding
@@ -108,6 +112,9 @@ func DefaultKeyMap() KeyMap {
 		Accept: b("accept mismatch", "a"),
 		Save:   b("save fixture", "s"),
 
+		Submit:  b("ok", "enter"),
+		Dismiss: b("back", "esc"),
+
 		Toggle:  b("toggle", "space"),
 		Delete:  b("delete", "d", "delete"),
 		AddRule: b("add key rule", "a"),
@@ -139,7 +146,7 @@ func (k *KeyMap) actions() []struct {
 		{"page_down", &k.PageDown}, {"top", &k.Top}, {"bottom", &k.Bottom}, {"select", &k.Select},
 		{"next_pane", &k.NextPane}, {"prev_pane", &k.PrevPane}, {"prev_run", &k.PrevRun},
 		{"next_run", &k.NextRun}, {"accept", &k.Accept}, {"save", &k.Save}, {"toggle", &k.Toggle},
-		{"delete", &k.Delete}, {"add_rule", &k.AddRule}, {"confirm", &k.Confirm}, {"cancel", &k.Cancel},
+		{"submit", &k.Submit}, {"dismiss", &k.Dismiss}, {"delete", &k.Delete}, {"add_rule", &k.AddRule}, {"confirm", &k.Confirm}, {"cancel", &k.Cancel},
 		{"yes", &k.Yes}, {"no", &k.No}, {"help", &k.Help}, {"quit", &k.Quit},
 	}
 }

@@ -187,8 +187,8 @@ func (d saveDialog) Update(msg tea.Msg) (saveDialog, tea.Cmd) {
 			}
 			return d, nil
 		case phaseRule:
-			switch msg.String() {
-			case "enter":
+			switch {
+			case key.Matches(msg, km.Submit):
 				d.rule.Blur()
 				if r := strings.TrimSpace(d.rule.Value()); r != "" && !slices.Contains(d.extraKeys, r) {
 					d.extraKeys = append(d.extraKeys, r)
@@ -197,7 +197,7 @@ func (d saveDialog) Update(msg tea.Msg) (saveDialog, tea.Cmd) {
 				}
 				d.phase = phaseList
 				return d, nil
-			case "esc":
+			case key.Matches(msg, km.Dismiss):
 				d.rule.Blur()
 				d.phase = phaseList
 				return d, nil
@@ -206,15 +206,15 @@ func (d saveDialog) Update(msg tea.Msg) (saveDialog, tea.Cmd) {
 			d.rule, cmd = d.rule.Update(msg)
 			return d, cmd
 		case phasePath:
-			switch msg.String() {
-			case "enter":
+			switch {
+			case key.Matches(msg, km.Submit):
 				d.path.Blur()
 				if strings.TrimSpace(d.path.Value()) == "" {
 					d.errText = "type a path"
 					return d, d.path.Focus()
 				}
 				return d.save(false)
-			case "esc":
+			case key.Matches(msg, km.Dismiss):
 				d.path.Blur()
 				d.phase = phaseList
 				return d, nil
@@ -308,10 +308,7 @@ func (d saveDialog) ShortHelp() []key.Binding {
 	case phaseConfirm:
 		return []key.Binding{k.Yes, k.No}
 	case phaseRule, phasePath:
-		return []key.Binding{
-			key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "ok")),
-			key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
-		}
+		return []key.Binding{k.Submit, k.Dismiss}
 	case phaseDone:
 		return []key.Binding{key.NewBinding(key.WithKeys("any"), key.WithHelp("any key", "close"))}
 	case phaseBusy:

@@ -319,12 +319,12 @@ func (p timelinePane) Update(msg tea.Msg) (timelinePane, tea.Cmd) {
 	km := p.c.keys
 	if p.searching {
 		if k, ok := msg.(tea.KeyPressMsg); ok {
-			switch k.String() {
-			case "enter":
+			switch {
+			case key.Matches(k, km.Submit):
 				p.searching = false
 				p.input.Blur()
 				return p.setFilter(p.input.Value()), nil
-			case "esc":
+			case key.Matches(k, km.Dismiss):
 				p.searching = false
 				p.input.Blur()
 				return p.ensureVisible(), nil

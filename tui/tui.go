@@ -319,9 +319,22 @@ func (m Model) helpKeys() help.KeyMap {
 	case dialogSave:
 		return m.save
 	}
+	if m.timeline.searching {
+		return inputKeys{m.keys}
+	}
 	return rootKeys{m: &m}
 }
 
+// inputKeys is the help while the search input is open.
+type inputKeys struct{ k *KeyMap }
+
+// ShortHelp lists submit and dismiss.
+func (i inputKeys) ShortHelp() []key.Binding { return []key.Binding{i.k.Submit, i.k.Dismiss} }
+
+// FullHelp lists the same.
+func (i inputKeys) FullHelp() [][]key.Binding { return [][]key.Binding{i.ShortHelp()} }
+
+// rootKeys is the help when no dialog or input is open.
 type rootKeys struct{ m *Model }
 
 // ShortHelp lists the essential global bindings.
