@@ -67,6 +67,10 @@ type Provider struct {
 	closeOnce sync.Once
 	closeErr  error
 	closed    chan struct{}
+	// lifetime ends when Close starts: requests in flight are cancelled
+	// then, because the SDK's session close waits for outstanding calls.
+	lifetime context.Context
+	shutdown context.CancelFunc
 }
 
 var _ engine.ToolProvider = (*Provider)(nil)
@@ -155,6 +159,7 @@ func ConnectHTTP(ctx context.Context, rawURL string, headers http.Header, opts .
 
 func newProvider(label string, opts []Option) *Provider {
 	p := &Provider{label: label, closed: make(chan struct{})}
+	p.lifetime, p.shutdown = context.WithCancel(context.Background())
 	for _, o := range opts {
 		o(&p.opts)
 	}
@@ -249,9 +254,11 @@ func (p *Provider) fetchTools(ctx context.Context) ([]*engine.ToolDefinition, []
 		if page > 1000 {
 			return nil, nil, engine.Errorf(engine.ProviderResponseError, "%s keeps paginating its tool list", p.label)
 		}
-		cctx, capture := withCapture(ctx)
+		cctx, stop := p.bound(ctx)
+		cctx, capture := withCapture(cctx)
 		res, err := p.session.ListTools(cctx, &sdk.ListToolsParams{Cursor: cursor})
 		capture.done()
+		stop()
 		if err != nil {
 			return nil, nil, p.requestError(ctx, "listing tools", err)
 		}
@@ -451,7 +458,8 @@ func (p *Provider) CallTool(ctx context.Context, call *engine.Call) (any, error)
 		}
 		args = b
 	}
-	cctx := ctx
+	cctx, stop := p.bound(ctx)
+	defer stop()
 	if p.opts.callTimeout > 0 {
 		var cancel context.CancelFunc
 		cctx, cancel = context.WithTimeoutCause(ctx, p.opts.callTimeout, errCallTimeout)
@@ -486,6 +494,16 @@ func (p *Provider) CallTool(ctx context.Context, call *engine.Call) (any, error)
 
 var errCallTimeout = errors.New("MCP tool call timed out")
 
+// bound derives a request context that also ends when Close starts.
+func (p *Provider) bound(ctx context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(p.lifetime, cancel)
+	return ctx, func() {
+		stop()
+		cancel()
+	}
+}
+
 // requestError explains a request that failed without a response: the
 // server exited, the connection broke, or the caller gave up.
 func (p *Provider) requestError(ctx context.Context, what string, err error) error {
@@ -518,6 +536,7 @@ func (p *Provider) requestError(ctx context.Context, what string, err error) err
 func (p *Provider) Close() error {
 	p.closeOnce.Do(func() {
 		close(p.closed)
+		p.shutdown()
 		if p.session != nil {
 			err := p.session.Close()
 			if err != nil && !errors.Is(err, sdk.ErrConnectionClosed) && p.proc == nil {

@@ -359,3 +359,78 @@ func TestCloseIsIdempotent(t *testing.T) {
 	_, err := call(t, p, "echo", map[string]any{"text": "x"})
 	errorOfType(t, err, engine.ProviderResponseError)
 }
+
+// BenchmarkStdioCall measures calls per second to our own server running
+// as a subprocess over stdio:
+//
+//	go test -run '^$' -bench StdioCall ./engine/tools/mcp/
+func BenchmarkStdioCall(b *testing.B) {
+	ctx := context.Background()
+	p, err := ConnectStdio(ctx, os.Args[0], []string{"-test.run=^$"}, []string{helperEnv + "=serve"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+	if _, err := p.ListTools(ctx); err != nil {
+		b.Fatal(err)
+	}
+	call := &engine.Call{Tool: "add", Arguments: map[string]any{"a": json.Number("9007199254740993"), "b": json.Number("1")}}
+	b.ReportAllocs()
+	start := time.Now()
+	for b.Loop() {
+		v, err := p.CallTool(ctx, call)
+		if err != nil || v != json.Number("9007199254740994") {
+			b.Fatalf("add = %v, %v", v, err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "calls/s")
+}
+
+// BenchmarkStdioCallParallel is the same with calls in flight at once.
+func BenchmarkStdioCallParallel(b *testing.B) {
+	ctx := context.Background()
+	p, err := ConnectStdio(ctx, os.Args[0], []string{"-test.run=^$"}, []string{helperEnv + "=serve"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+	call := &engine.Call{Tool: "echo", Arguments: map[string]any{"text": "x"}}
+	b.ReportAllocs()
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := p.CallTool(ctx, call); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "calls/s")
+}
+
+// Closing the provider while a call runs ends the call on both sides.
+func TestCloseDuringCall(t *testing.T) {
+	p, dir := ownStdio(t)
+	hooks := markerHooks(dir)
+	done := make(chan error, 1)
+	go func() {
+		_, err := call(t, p, "slow", nil)
+		done <- err
+	}()
+	hooks.waitStarted(t)
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		e := errorOfType(t, err, engine.ProviderResponseError)
+		if !strings.Contains(e.Message, "the provider is closed") {
+			t.Fatalf("message %q", e.Message)
+		}
+	case <-time.After(hangLimit):
+		t.Fatal("the call hung after Close")
+	}
+	if hooks.cancelled(t) != 1 {
+		t.Fatal("the server's slow call was not cancelled before the server exited")
+	}
+}

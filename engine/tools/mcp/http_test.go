@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -134,4 +135,54 @@ func (brokenProvider) Tool(_ context.Context, name string) (*engine.ToolDefiniti
 
 func (brokenProvider) CallTool(context.Context, *engine.Call) (any, error) {
 	return nil, engine.Errorf(engine.ProviderResponseError, "toolbox unreadable")
+}
+
+func TestServeHTTP(t *testing.T) {
+	for _, addr := range []string{"0.0.0.0:0", ":8080x", "example.com:80", "10.0.0.1:0"} {
+		err := ServeHTTP(context.Background(), newTestProvider(), addr, nil)
+		if engine.TypeOf(err) != engine.ValueError {
+			t.Errorf("ServeHTTP(%q) = %v, want a ValueError", addr, err)
+		}
+	}
+	tp := newTestProvider()
+	hooks := inProcessHooks(tp)
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	addrc := make(chan net.Addr, 1)
+	served := make(chan error, 1)
+	go func() { served <- ServeHTTP(ctx, tp, ":0", func(a net.Addr) { addrc <- a }) }()
+	var addr net.Addr
+	select {
+	case addr = <-addrc:
+	case err := <-served:
+		t.Fatal(err)
+	}
+	if ip := addr.(*net.TCPAddr).IP; !ip.IsLoopback() {
+		t.Fatalf("listening on %v", addr)
+	}
+	cctx, cancel := context.WithTimeout(context.Background(), hangLimit)
+	defer cancel()
+	p, err := ConnectHTTP(cctx, "http://"+addr.String()+"/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if got := mustCall(t, p, "echo", map[string]any{"text": "over TCP"}); got != "over TCP" {
+		t.Fatalf("echo = %#v", got)
+	}
+	// Stopping the server cancels a call in flight on it.
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.CallTool(cctx, &engine.Call{Tool: "slow", Arguments: map[string]any{}})
+		done <- err
+	}()
+	hooks.waitStarted(t)
+	stop()
+	if err := <-served; err != nil {
+		t.Fatalf("ServeHTTP returned %v after cancellation", err)
+	}
+	waitFor(t, "the slow call to be cancelled on the server", func() bool { return hooks.cancelled(t) > 0 })
+	if err := <-done; err == nil {
+		t.Fatal("the call in flight succeeded after the server stopped")
+	}
 }

@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"sort"
+	"strconv"
 	"sync"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -26,6 +29,13 @@ import (
 // object; an error comes back as an error result whose text is
 // "{ErrorType}: {message}" (for example "ToolExecutionError: temporary").
 func NewServer(ctx context.Context, provider engine.ToolProvider) (*sdk.Server, error) {
+	return newServer(ctx, context.Background(), provider)
+}
+
+// newServer lists the tools with ctx; every call's context also ends when
+// lifetime does, so stopping a server cancels the calls it is running
+// (the SDK waits for them when it closes a session).
+func newServer(ctx, lifetime context.Context, provider engine.ToolProvider) (*sdk.Server, error) {
 	defs, err := provider.ListTools(ctx)
 	if err != nil {
 		return nil, err
@@ -36,7 +46,7 @@ func NewServer(ctx context.Context, provider engine.ToolProvider) (*sdk.Server, 
 		if err != nil {
 			return nil, err
 		}
-		server.AddTool(tool, toolHandler(provider, def))
+		server.AddTool(tool, toolHandler(lifetime, provider, def))
 	}
 	return server, nil
 }
@@ -44,7 +54,7 @@ func NewServer(ctx context.Context, provider engine.ToolProvider) (*sdk.Server, 
 // Serve runs an MCP server for provider over t until the client
 // disconnects or ctx is cancelled.
 func Serve(ctx context.Context, provider engine.ToolProvider, t sdk.Transport) error {
-	server, err := NewServer(ctx, provider)
+	server, err := newServer(ctx, ctx, provider)
 	if err != nil {
 		return err
 	}
@@ -89,6 +99,66 @@ func HTTPHandler(provider engine.ToolProvider) http.Handler {
 	return h
 }
 
+// ServeHTTP listens on addr and serves provider over streamable HTTP (any
+// path) until ctx is cancelled; this is `treelang tools serve --http ADDR`.
+// addr must be a loopback address such as "127.0.0.1:8080", "[::1]:0" or
+// "localhost:0" (an empty host means 127.0.0.1): the server has no
+// authentication, so it never listens on other interfaces. ready, if not
+// nil, is called with the bound address once connections are accepted.
+// On cancellation the listener closes, open sessions are closed and
+// in-flight calls see their contexts cancelled; ServeHTTP then returns nil.
+func ServeHTTP(ctx context.Context, provider engine.ToolProvider, addr string, ready func(net.Addr)) error {
+	addr, err := loopbackAddr(addr)
+	if err != nil {
+		return err
+	}
+	server, err := newServer(ctx, ctx, provider)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	handler := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server },
+		&sdk.StreamableHTTPOptions{PropagateRequestCancellation: true})
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	if ready != nil {
+		ready(ln.Addr())
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	_ = srv.Close()
+	<-errc
+	for ss := range server.Sessions() {
+		_ = ss.Close()
+	}
+	return nil
+}
+
+// loopbackAddr checks that addr names a loopback interface.
+func loopbackAddr(addr string) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", engine.Errorf(engine.ValueError, "invalid listen address %q: %v", addr, err)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return "", engine.Errorf(engine.ValueError, "invalid listen address %q: the port must be a number from 0 to 65535", addr)
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	if ip := net.ParseIP(host); (ip == nil && host != "localhost") || (ip != nil && !ip.IsLoopback()) {
+		return "", engine.Errorf(engine.ValueError, "listen address %q is not a loopback address: the MCP server has no authentication, so it listens only on 127.0.0.1, ::1 or localhost", addr)
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
 type httpHandler struct {
 	provider engine.ToolProvider
 	handler  http.Handler
@@ -112,8 +182,11 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.handler.ServeHTTP(w, r)
 }
 
-func toolHandler(provider engine.ToolProvider, def *engine.ToolDefinition) sdk.ToolHandler {
+func toolHandler(lifetime context.Context, provider engine.ToolProvider, def *engine.ToolDefinition) sdk.ToolHandler {
 	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(lifetime, cancel)()
 		args := map[string]any{}
 		if raw := bytes.TrimSpace(req.Params.Arguments); len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
 			v, err := engine.DecodeValue(raw)
