@@ -417,17 +417,10 @@ func (f *runFlags) prepare(ctx context.Context, c *cli, prog *engine.Program, so
 	}
 	s := &session{prog: prog, source: source, tracer: t}
 	if f.trace != "" {
-		w, err := tracer.CreateJSONL(f.trace)
+		w, err := f.openTrace()
 		if err != nil {
-			return nil, inputf("cannot create trace %s: %v", f.trace, err)
+			return nil, err
 		}
-		if !f.noRedact {
-			rules := fixtures.DefaultTraceRules()
-			w.SetTransform(func(e *tracer.Event) *tracer.Event { return redactEvent(e, rules) })
-		}
-		// Every line reaches the file as it happens, so a run stuck in a
-		// tool (then killed) still shows the attempt it was waiting on.
-		w.SetFlushEveryEvent(true)
 		s.traceOut = w
 		if s.tracer == nil {
 			s.tracer = tracer.New(w)
@@ -471,6 +464,22 @@ func (f *runFlags) prepare(ctx context.Context, c *cli, prog *engine.Program, so
 	}
 	s.opts.Policy, s.opts.Limits = pol, lim
 	return s, nil
+}
+
+// openTrace creates the --trace file, redacted unless --no-redact.
+func (f *runFlags) openTrace() (*tracer.JSONLWriter, error) {
+	w, err := tracer.CreateJSONL(f.trace)
+	if err != nil {
+		return nil, inputf("cannot create trace %s: %v", f.trace, err)
+	}
+	if !f.noRedact {
+		rules := fixtures.DefaultTraceRules()
+		w.SetTransform(func(e *tracer.Event) *tracer.Event { return redactEvent(e, rules) })
+	}
+	// Every line reaches the file as it happens, so a run stuck in a
+	// tool (then killed) still shows the attempt it was waiting on.
+	w.SetFlushEveryEvent(true)
+	return w, nil
 }
 
 // redactEvent applies the trace redaction rules to a copy of e.
@@ -899,6 +908,16 @@ func (c *cli) planAndRun(ctx context.Context, f *runFlags, m *modelFlags, questi
 	if debug && execute {
 		return c.debugAsk(ctx, f, planner, question, defs, live, rec)
 	}
+	var t *tracer.Tracer
+	if f.trace != "" {
+		w, err := f.openTrace()
+		if err != nil {
+			return c.fail(err, nil)
+		}
+		defer w.Close()
+		t = tracer.New(w)
+		planner.Tracer = t
+	}
 	plan, err := planner.Plan(ctx, question, defs)
 	if err != nil {
 		if rec != nil {
@@ -924,6 +943,9 @@ func (c *cli) planAndRun(ctx context.Context, f *runFlags, m *modelFlags, questi
 	}
 	if rec != nil {
 		s.opts.Clock = rec.Clock(nil)
+	}
+	if t != nil {
+		s.opts.Tracer = t
 	}
 	result, runErr := engine.Eval(ctx, prog, s.provider, s.opts)
 	if rec != nil {
