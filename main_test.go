@@ -280,6 +280,17 @@ func TestCLIExecuteProgramSources(t *testing.T) {
 	if r.stdout != "42\n" {
 		t.Errorf("from stdin: %q", r.stdout)
 	}
+	// Several body nodes give the list; strings stay UTF-8 and unescaped,
+	// numbers keep their text.
+	prog := `{"type": "program", "mode": "parallel", "body": [
+		{"type": "value", "name": "s", "value": "<a&b> héllo ✓"},
+		{"type": "value", "name": "n", "value": [1, 2.50, -0.0, 1e400, 123456789012345678901234567890]}]}`
+	r = tl(t, prog, "execute", "-", "--output", "json")
+	doc := success(t, r)
+	if want := []any{"<a&b> héllo ✓", []any{json.Number("1"), json.Number("2.50"), json.Number("-0.0"), json.Number("1e400"), json.Number("123456789012345678901234567890")}}; !jsonEqual(doc["result"], want) {
+		t.Errorf("list result: %s", r)
+	}
+	contains(t, "stdout", r.stdout, `"<a&b> héllo ✓"`, "123456789012345678901234567890")
 	// Flags may come after or before PROGRAM.
 	r = tl(t, readFile(t, td("add_2_3.json")), "execute", "--output", "json", "-", "--tools", td("tools.json"))
 	if v := success(t, r)["result"]; v != json.Number("5") {
@@ -396,6 +407,11 @@ func TestCLIExecuteExecutionErrors(t *testing.T) {
 		r = tl(t, "", "execute", td("value.json"), "--max-nodes", "1", "--output", "json").expect(t, exitExecution)
 		e := failure(t, r, "execution", "ExecutionLimitError")
 		contains(t, "message", e["message"].(string), "nodes limit exceeded")
+	})
+	t.Run("timeout", func(t *testing.T) {
+		r := tl(t, "", "execute", td("slow.json"), "--tools", td("slow_tools.json"), "--timeout", "0.2", "--output", "json").expect(t, exitExecution)
+		e := failure(t, r, "execution", "ExecutionLimitError")
+		contains(t, "message", e["message"].(string), "limit exceeded")
 	})
 	t.Run("collect on a single program", func(t *testing.T) {
 		r := tl(t, "", "execute", td("boom.json"), "--tools", td("tools.json"), "--policy", td("collect.json"), "--output", "json").expect(t, exitInput)
@@ -920,6 +936,23 @@ func TestCLIGenerateAsk(t *testing.T) {
 		r = tl(t, "What is 2 plus 3?\n", "ask", "-", "--base-url", m.baseURL(), "--tools", td("tools.json")).expect(t, exitOK)
 		if r.stdout != "5\n" {
 			t.Errorf("ask from stdin: %s", r)
+		}
+	})
+
+	t.Run("ask trace", func(t *testing.T) {
+		tr := filepath.Join(t.TempDir(), "ask.jsonl")
+		tl(t, "", "ask", "What is 2 plus 3?", "--base-url", m.baseURL(), "--tools", td("tools.json"), "--trace", tr).expect(t, exitOK)
+		header, events := traceLines(t, tr)
+		if header != `{"format":"treelang-trace","version":1}` {
+			t.Errorf("header: %s", header)
+		}
+		ks := kinds(events)
+		want := []string{"model.request", "model.response", "run.start"}
+		if len(ks) < 4 || strings.Join(ks[:3], " ") != strings.Join(want, " ") || ks[len(ks)-1] != "run.end" {
+			t.Errorf("kinds: %v", ks)
+		}
+		if count(ks, "tool.attempt.start") != 1 {
+			t.Errorf("kinds: %v", ks)
 		}
 	})
 
