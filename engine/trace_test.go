@@ -409,6 +409,432 @@ func traceDiff(want, got string) string {
 	return b.String()
 }
 
-// keep imports used while the gate tests are written
-var _ = errors.Is
-var _ = slices.Index[[]int]
+// ---- the gate over live runs ----
+
+// gatePause is one pause the gate announced through OnPause.
+type gatePause struct {
+	e   *tracer.Event
+	hit *tracer.Breakpoint
+}
+
+// gatedRun is a run started on its own goroutine with a gate on its
+// tracer; every pause is announced on pauses.
+type gatedRun struct {
+	t      *testing.T
+	gate   *tracer.Gate
+	mem    *tracer.Memory
+	tb     *tools.Toolbox
+	pauses chan gatePause
+	cancel context.CancelFunc
+	done   chan struct{}
+	result any
+	err    error
+}
+
+// startGated parses src and runs it against the trace toolbox (holding
+// the tools in hold) with a memory sink and a gate that setup configures
+// before the run starts. Backoffs run on the fake clock.
+func startGated(t *testing.T, src string, opts engine.Options, hold map[string]traceHold, setup func(*tracer.Gate)) *gatedRun {
+	t.Helper()
+	prog, err := engine.ParseProgram([]byte(src))
+	if err != nil {
+		t.Fatalf("parse: %v\n%s", err, src)
+	}
+	r := &gatedRun{t: t, gate: tracer.NewGate(), mem: tracer.NewMemory(), tb: traceToolbox(t),
+		pauses: make(chan gatePause, 4096), done: make(chan struct{})}
+	r.gate.OnPause(func(e *tracer.Event, hit *tracer.Breakpoint) { r.pauses <- gatePause{e, hit} })
+	if setup != nil {
+		setup(r.gate)
+	}
+	tr := tracer.New(r.mem)
+	tr.SetGate(r.gate)
+	opts.Tracer = tr
+	clock := &traceClock{}
+	opts.Clock = clock
+	prov := &heldToolbox{Toolbox: r.tb, clock: clock, hold: hold}
+	ctx, cancel := context.WithCancel(context.Background())
+	r.cancel = cancel
+	go func() {
+		defer close(r.done)
+		r.result, r.err = engine.Eval(ctx, prog, prov, opts)
+	}()
+	t.Cleanup(func() {
+		// Never leave a run behind, whatever the test did.
+		r.cancel()
+		r.gate.SetBreakpoints(nil)
+		r.gate.Continue()
+		<-r.done
+	})
+	return r
+}
+
+// next waits for the next pause; ok is false when the run finished first.
+func (r *gatedRun) next() (gatePause, bool) {
+	r.t.Helper()
+	select {
+	case p := <-r.pauses:
+		return p, true
+	case <-r.done:
+		select {
+		case p := <-r.pauses:
+			return p, true
+		default:
+		}
+		return gatePause{}, false
+	case <-time.After(traceGuard):
+		r.t.Fatalf("no pause and no end of run within %v; paused at %v", traceGuard, r.gate.Paused())
+	}
+	return gatePause{}, false
+}
+
+// mustPause waits for the next pause and fails if the run ends instead.
+func (r *gatedRun) mustPause() gatePause {
+	r.t.Helper()
+	p, ok := r.next()
+	if !ok {
+		r.t.Fatalf("the run finished (result %v, error %v) instead of pausing", r.result, r.err)
+	}
+	return p
+}
+
+// wait waits for the run to finish.
+func (r *gatedRun) wait() (any, error) {
+	r.t.Helper()
+	select {
+	case <-r.done:
+	case <-time.After(traceGuard):
+		r.t.Fatalf("the run did not finish within %v; paused at %v", traceGuard, r.gate.Paused())
+	}
+	return r.result, r.err
+}
+
+// calls is the number of tool attempts the toolbox has started, all tools.
+func (r *gatedRun) calls() int {
+	n := 0
+	for _, name := range []string{"flaky", "broken", "boom", "invalid", "wait", "slow", "identity", "add", "range"} {
+		n += r.tb.Calls(name)
+	}
+	return n
+}
+
+// startsBefore counts tool.attempt.start events with Seq below seq: the
+// attempts the gate has released while it holds event seq.
+func startsBefore(events []*tracer.Event, seq uint64) int {
+	n := 0
+	for _, e := range events {
+		if e.Kind == tracer.ToolAttemptStart && e.Seq < seq {
+			n++
+		}
+	}
+	return n
+}
+
+func describe(e *tracer.Event) string {
+	if e == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("#%d %s", e.Seq, traceLine(e))
+}
+
+// gateSeqProgram is sequential (one goroutine): identity(flaky(identity(1)))
+// under a retry policy, so flaky takes three attempts and two backoffs.
+const gateSeqProgram = `{"type":"program","mode":"single","body":[
+  {"type":"function","name":"identity","params":[
+    {"type":"function","name":"flaky","params":[
+      {"type":"function","name":"identity","params":[{"type":"value","name":"value","value":1}]}]}]}]}`
+
+func gateRetry() engine.Options {
+	return engine.Options{Policy: engine.Policy{Retry: engine.RetryPolicy{
+		MaxAttempts: 3, Delay: 250 * time.Millisecond, IdempotentTools: []string{"flaky"}}}}
+}
+
+// TestGateStepsLiveRun: with stepping on, the run holds still at run.start
+// (no event, no tool call), then each Step releases exactly one event and
+// a tool is called only once its tool.attempt.start has been released;
+// Continue lets the run finish with its result.
+func TestGateStepsLiveRun(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	r := startGated(t, gateSeqProgram, gateRetry(), nil, func(g *tracer.Gate) { g.SetStepping(true) })
+
+	p := r.mustPause()
+	if p.e.Kind != tracer.RunStart || p.e.Seq != 1 || p.hit != nil {
+		t.Fatalf("first pause at %s (hit %v), want run.start #1 without breakpoint", describe(p.e), p.hit)
+	}
+	// Held: nothing moves while the gate holds the run.
+	time.Sleep(30 * time.Millisecond)
+	if n := r.mem.Len(); n != 1 {
+		t.Fatalf("%d events while paused at run.start, want 1", n)
+	}
+	if n := r.calls(); n != 0 {
+		t.Fatalf("%d tool calls while paused at run.start, want 0", n)
+	}
+	if g := r.gate.Paused(); g != p.e {
+		t.Fatalf("Paused() = %s, want %s", describe(g), describe(p.e))
+	}
+
+	const steps = 17 // to flaky's second attempt and beyond
+	prev := p.e
+	sawSecondAttempt := false
+	for i := 0; i < steps; i++ {
+		callsBefore := r.calls()
+		r.gate.Step()
+		p := r.mustPause()
+		if p.e.Seq != prev.Seq+1 {
+			t.Fatalf("step %d: paused at %s after %s, want the next event", i+1, describe(p.e), describe(prev))
+		}
+		events := r.mem.Events()
+		if len(events) != int(p.e.Seq) {
+			t.Fatalf("step %d: %d events in the sink while paused at %s, want exactly %d (one per step)", i+1, len(events), describe(p.e), p.e.Seq)
+		}
+		if got, want := r.calls(), startsBefore(events, p.e.Seq); got != want {
+			t.Fatalf("step %d: paused at %s: %d tool calls, want %d (one per released tool.attempt.start)", i+1, describe(p.e), got, want)
+		}
+		if p.e.Kind == tracer.ToolAttemptStart && r.calls() != callsBefore {
+			t.Fatalf("step %d: the tool ran before its start %s was released", i+1, describe(p.e))
+		}
+		if prev.Kind == tracer.ToolAttemptStart && r.calls() != callsBefore+1 {
+			t.Fatalf("step %d: releasing %s made %d calls, want 1", i+1, describe(prev), r.calls()-callsBefore)
+		}
+		if p.e.Kind == tracer.ToolAttemptStart && p.e.Tool == "flaky" && p.e.Site.Attempt == 2 {
+			sawSecondAttempt = true
+		}
+		prev = p.e
+	}
+	if !sawSecondAttempt {
+		t.Errorf("stepped %d events without reaching flaky's second attempt", steps)
+	}
+	// Still held after the steps.
+	n, c := r.mem.Len(), r.calls()
+	time.Sleep(30 * time.Millisecond)
+	if r.mem.Len() != n || r.calls() != c {
+		t.Fatalf("the run moved while paused at %s: events %d -> %d, calls %d -> %d", describe(prev), n, r.mem.Len(), c, r.calls())
+	}
+
+	r.gate.Continue()
+	v, err := r.wait()
+	if err != nil {
+		t.Fatalf("run failed: %v", err)
+	}
+	if got := traceJSON(v); got != "1" {
+		t.Fatalf("result %s, want 1", got)
+	}
+	if f := r.tb.Calls("flaky"); f != 3 {
+		t.Errorf("flaky called %d times, want 3", f)
+	}
+	events := r.mem.Events()
+	if last := events[len(events)-1]; last.Kind != tracer.RunEnd || last.Error != nil {
+		t.Errorf("last event %s, want a successful run.end", describe(last))
+	}
+	if got, want := r.calls(), startsBefore(events, ^uint64(0)); got != want {
+		t.Errorf("%d tool calls for %d tool.attempt.start events", got, want)
+	}
+}
+
+// TestGatePausesMidFlight: Pause while a tool is running stops the run at
+// the next event; nothing happens until Step, which releases one event.
+func TestGatePausesMidFlight(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	src := `{"type":"program","mode":"single","body":[{"type":"map",
+	  "function":{"type":"lambda","params":["x"],"body":{"type":"function","name":"slow","params":[{"type":"value","name":"x","value":null}]}},
+	  "iterable":{"type":"function","name":"range","params":[{"type":"value","name":"stop","value":5}]}}]}`
+	r := startGated(t, src, engine.Options{}, nil, nil)
+	guard := time.Now().Add(traceGuard)
+	for r.tb.Active("slow") == 0 {
+		if time.Now().After(guard) {
+			t.Fatal("slow never ran")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	r.gate.Pause()
+	p := r.mustPause()
+	if p.hit != nil {
+		t.Fatalf("paused by breakpoint %v, want by Pause", p.hit)
+	}
+	n, c := r.mem.Len(), r.calls()
+	if n != int(p.e.Seq) {
+		t.Fatalf("%d events while paused at %s", n, describe(p.e))
+	}
+	time.Sleep(50 * time.Millisecond)
+	if r.mem.Len() != n || r.calls() != c || r.tb.Active("slow") != 0 {
+		t.Fatalf("the run moved while paused at %s: events %d -> %d, calls %d -> %d, active %d",
+			describe(p.e), n, r.mem.Len(), c, r.calls(), r.tb.Active("slow"))
+	}
+	for i := 0; i < 4; i++ {
+		prev := p.e
+		r.gate.Step()
+		p = r.mustPause()
+		if p.e.Seq != prev.Seq+1 || r.mem.Len() != int(p.e.Seq) {
+			t.Fatalf("step %d: paused at %s after %s with %d events", i+1, describe(p.e), describe(prev), r.mem.Len())
+		}
+	}
+	r.gate.Continue()
+	v, err := r.wait()
+	if err != nil || traceJSON(v) != "[0,1,2,3,4]" {
+		t.Fatalf("result %s, %v; want [0,1,2,3,4]", traceJSON(v), err)
+	}
+	if got := r.tb.Calls("slow"); got != 5 {
+		t.Fatalf("slow called %d times, want 5", got)
+	}
+}
+
+// TestGateStepParallelNeverCallsAhead: in a parallel run the other
+// branches queue behind the paused event; a tool is never called before
+// its tool.attempt.start is released.
+func TestGateStepParallelNeverCallsAhead(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	src := `{"type":"program","mode":"parallel","body":[
+	  {"type":"function","name":"identity","params":[{"type":"value","name":"value","value":0}]},
+	  {"type":"function","name":"slow","params":[{"type":"value","name":"value","value":1}]},
+	  {"type":"function","name":"identity","params":[{"type":"value","name":"value","value":2}]}]}`
+	r := startGated(t, src, engine.Options{}, nil, func(g *tracer.Gate) { g.SetStepping(true) })
+	steps := 0
+	for {
+		p, ok := r.next()
+		if !ok {
+			break
+		}
+		if got, max := r.calls(), startsBefore(r.mem.Events(), p.e.Seq); got > max {
+			t.Fatalf("paused at %s: %d tool calls but only %d tool.attempt.start released", describe(p.e), got, max)
+		}
+		steps++
+		r.gate.Step()
+	}
+	v, err := r.wait()
+	if err != nil || traceJSON(v) != "[0,1,2]" {
+		t.Fatalf("result %s, %v; want [0,1,2]", traceJSON(v), err)
+	}
+	if steps != r.mem.Len() {
+		t.Errorf("paused %d times for %d events, want one pause per event", steps, r.mem.Len())
+	}
+}
+
+// TestGateBreakpoints: each kind of breakpoint stops the run at the right
+// event, with the run held there; Continue goes on to the next hit.
+func TestGateBreakpoints(t *testing.T) {
+	failFast := `{"type":"program","mode":"parallel","body":[
+	  {"type":"function","name":"wait","params":[{"type":"value","name":"value","value":1}]},
+	  {"type":"function","name":"boom","params":[]}]}`
+	tests := []struct {
+		name  string
+		src   string
+		hold  map[string]traceHold
+		bp    tracer.Breakpoint
+		want  []string // traceLine of every event the run pauses at
+		calls int      // tool calls made when the first pause happens
+		err   string   // error type of the run, "" for success
+	}{
+		{name: "tool_second_attempt", src: gateSeqProgram, bp: tracer.Breakpoint{ID: 1, Kind: tracer.BreakTool, Tool: "flaky", Attempt: 2},
+			want:  []string{"tool.attempt.start /body/0/params/0#2 tool=flaky attempt=2/3"},
+			calls: 2, // identity(1) and flaky's first attempt
+		},
+		{name: "failure", src: gateSeqProgram, bp: tracer.Breakpoint{Kind: tracer.BreakFailure},
+			want: []string{
+				"tool.attempt.end /body/0/params/0#1 tool=flaky attempt=1/3 error=ToolExecutionError",
+				"retry.backoff.start /body/0/params/0#1 tool=flaky attempt=1/3 delay_ms=250 error=ToolExecutionError",
+				"tool.attempt.end /body/0/params/0#2 tool=flaky attempt=2/3 error=ToolExecutionError",
+				"retry.backoff.start /body/0/params/0#2 tool=flaky attempt=2/3 delay_ms=250 error=ToolExecutionError",
+			},
+			calls: 2,
+		},
+		{name: "retry", src: gateSeqProgram, bp: tracer.Breakpoint{Kind: tracer.BreakRetry, Tool: "flaky"},
+			want: []string{
+				"retry.backoff.start /body/0/params/0#1 tool=flaky attempt=1/3 delay_ms=250 error=ToolExecutionError",
+				"retry.backoff.start /body/0/params/0#2 tool=flaky attempt=2/3 delay_ms=250 error=ToolExecutionError",
+			},
+			calls: 2,
+		},
+		{name: "cancel", src: failFast, hold: map[string]traceHold{"boom": {Active: map[string]int{"wait": 1}}}, bp: tracer.Breakpoint{Kind: tracer.BreakCancel},
+			want:  []string{`cancel /body/0#1 tool=wait message="boom" reason="sibling_failure" cause=/body/1`},
+			calls: 2,
+			err:   "ToolExecutionError",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			defer goleak.VerifyNone(t)
+			r := startGated(t, tc.src, gateRetry(), tc.hold, func(g *tracer.Gate) { g.SetBreakpoints([]tracer.Breakpoint{tc.bp}) })
+			var got []string
+			for {
+				p, ok := r.next()
+				if !ok {
+					break
+				}
+				if p.hit == nil || p.hit.Kind != tc.bp.Kind || p.hit.ID != tc.bp.ID {
+					t.Errorf("paused at %s by %v, want by %v", describe(p.e), p.hit, tc.bp)
+				}
+				if len(got) == 0 {
+					if n := r.calls(); n != tc.calls {
+						t.Errorf("first pause at %s after %d tool calls, want %d", describe(p.e), n, tc.calls)
+					}
+					// Held at the breakpoint: no event and no call.
+					n, c := r.mem.Len(), r.calls()
+					time.Sleep(20 * time.Millisecond)
+					if r.mem.Len() != n || r.calls() != c {
+						t.Errorf("the run moved while paused at %s", describe(p.e))
+					}
+				}
+				got = append(got, traceLine(p.e))
+				r.gate.Continue()
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("paused at\n\t%s\nwant\n\t%s", strings.Join(got, "\n\t"), strings.Join(tc.want, "\n\t"))
+			}
+			v, err := r.wait()
+			switch {
+			case tc.err == "" && err != nil:
+				t.Errorf("run failed: %v", err)
+			case tc.err == "" && traceJSON(v) != "1":
+				t.Errorf("result %s, want 1", traceJSON(v))
+			case tc.err != "" && string(engine.TypeOf(err)) != tc.err:
+				t.Errorf("run error %v (%s), want %s", err, engine.TypeOf(err), tc.err)
+			}
+		})
+	}
+}
+
+// TestGateCancelWhilePaused: cancelling the run's context while it is
+// paused (with events of other branches queued behind the paused one)
+// makes Eval return context.Canceled promptly, with no goroutine left and
+// no tool called for the held attempts.
+func TestGateCancelWhilePaused(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		src  string
+	}{
+		{"sequential", gateSeqProgram},
+		{"parallel", `{"type":"program","mode":"parallel","body":[
+		  {"type":"function","name":"identity","params":[{"type":"value","name":"value","value":0}]},
+		  {"type":"function","name":"slow","params":[{"type":"value","name":"value","value":1}]},
+		  {"type":"function","name":"flaky","params":[{"type":"value","name":"value","value":2}]}]}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer goleak.VerifyNone(t)
+			r := startGated(t, tc.src, gateRetry(), nil, func(g *tracer.Gate) { g.SetStepping(true) })
+			// Step to the first tool.attempt.start and hold the run there.
+			var p gatePause
+			for p = r.mustPause(); p.e.Kind != tracer.ToolAttemptStart; p = r.mustPause() {
+				r.gate.Step()
+			}
+			held := r.calls()
+			r.cancel()
+			// The guard detects a hang, it times nothing: a cancelled
+			// run has nothing left to wait for.
+			const guard = 5 * time.Second
+			select {
+			case <-r.done:
+			case <-time.After(guard):
+				t.Errorf("Eval did not return within %v of the cancellation while paused at %s; now paused at %s",
+					guard, describe(p.e), describe(r.gate.Paused()))
+				r.gate.SetStepping(false)
+				r.gate.Continue() // let the test end
+				<-r.done
+			}
+			if !errors.Is(r.err, context.Canceled) {
+				t.Errorf("Eval returned %v, %v; want context.Canceled", r.result, r.err)
+			}
+			if r.calls() != held {
+				t.Errorf("%d tool calls after the cancellation (the held %s must never run)", r.calls()-held, describe(p.e))
+			}
+		})
+	}
+}
