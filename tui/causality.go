@@ -132,21 +132,18 @@ func (l *ladder) stopReason() string {
 		}
 		return fmt.Sprintf("succeeded on attempt %d", last.attempt)
 	}
-	why := ""
+	if end.Reason != "" && !isCancellation(end.Error.Type, end.Reason) {
+		return end.Reason // the engine's own account is authoritative
+	}
 	switch {
 	case isCancellation(end.Error.Type, end.Reason):
-		why = "cancelled"
+		return "cancelled"
 	case l.requested == 1:
-		why = "not retried: Requested == 1 (not idempotent, or max_attempts 1)"
+		return "not retried: Requested == 1 (not idempotent, or max_attempts 1)"
 	case l.requested > 0 && last.attempt >= l.requested:
-		why = fmt.Sprintf("attempts exhausted (%d of %d)", last.attempt, l.requested)
-	default:
-		why = "non-retryable error (" + end.Error.Type + ")"
+		return fmt.Sprintf("attempts exhausted (%d of %d)", last.attempt, l.requested)
 	}
-	if end.Reason != "" && !strings.Contains(why, end.Reason) {
-		why += "; engine says: " + end.Reason
-	}
-	return why
+	return "non-retryable error (" + end.Error.Type + ")"
 }
 
 func isCancellation(errType, reason string) bool {
