@@ -137,6 +137,7 @@ type diffEntry struct {
 type mismatchData struct {
 	entry            string
 	drift            string
+	detail           string
 	expected, actual any
 	diffs            []diffEntry
 }
@@ -148,6 +149,7 @@ func decodeMismatch(e *tracer.Event) mismatchData {
 		d.entry = fmt.Sprint(v)
 	}
 	d.drift, _ = m["drift"].(string)
+	d.detail, _ = m["detail"].(string)
 	d.expected = m["expected"]
 	d.actual = m["actual"]
 	list, _ := m["diff"].([]any)
@@ -277,6 +279,9 @@ func (p mismatchPane) lines() []string {
 	}
 	if e.Message != "" {
 		out = append(out, firstLine(e.Message))
+	}
+	if d.detail != "" {
+		out = append(out, st.Muted.Render(firstLine(d.detail)))
 	}
 	if e.Site.Path != "" {
 		out = append(out, st.Muted.Render("site "+e.Site.String()))
