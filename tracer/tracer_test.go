@@ -125,3 +125,39 @@ func TestTracerGateCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestTracerAddSinkWhileEmitting(t *testing.T) {
+	first := NewMemory()
+	tr := New(first)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 200 {
+				tr.Emit(context.Background(), &Event{Kind: NodeEnter, Branch: -1})
+			}
+		})
+	}
+	late := &orderSink{t: t}
+	late.last = ^uint64(0) // accept any first Seq; then each must follow
+	tr.AddSink(checkFrom{late})
+	wg.Wait()
+	if first.Len() != 800 {
+		t.Errorf("first sink saw %d", first.Len())
+	}
+	evs := first.Events()
+	if late.n == 0 || late.last != evs[len(evs)-1].Seq {
+		t.Errorf("late sink saw %d events, last %d", late.n, late.last)
+	}
+}
+
+// checkFrom starts an orderSink's sequence at the first event it sees.
+type checkFrom struct{ s *orderSink }
+
+func (c checkFrom) Write(e *Event) error {
+	if c.s.last == ^uint64(0) {
+		c.s.last = e.Seq - 1
+	}
+	return c.s.Write(e)
+}
+func (c checkFrom) Flush() error { return nil }
+func (c checkFrom) Close() error { return nil }
