@@ -157,6 +157,7 @@ type Gate struct {
 	onPause   func(*Event, *Breakpoint)
 	waiting   []*waiter // in Seq order
 	current   *waiter   // the event the run is paused at
+	detached  bool
 }
 
 // waiter is one event held at the gate.
@@ -173,6 +174,10 @@ func NewGate() *Gate { return &Gate{} }
 
 // updateArmed recomputes the fast-path flag; g.mu is held.
 func (g *Gate) updateArmed() {
+	if g.detached {
+		g.armed.Store(false)
+		return
+	}
 	armed := g.stepping || g.pauseNext || len(g.waiting) > 0
 	for i := 0; !armed && i < len(g.bps); i++ {
 		armed = !g.bps[i].Disabled
@@ -281,6 +286,21 @@ func (g *Gate) Continue() {
 	g.updateArmed()
 }
 
+// Detach releases every waiting event and makes the gate pause nowhere from
+// then on, whatever its settings: for a debugger that goes away (the user
+// quits) while the run may still emit events, such as run.end on a context
+// that is not cancelled.
+func (g *Gate) Detach() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.detached = true
+	g.current = nil
+	for len(g.waiting) > 0 {
+		g.release(g.waiting[0])
+	}
+	g.updateArmed()
+}
+
 // match returns a copy of the first enabled breakpoint that matches e;
 // g.mu is held.
 func (g *Gate) match(e *Event) *Breakpoint {
@@ -338,6 +358,9 @@ func (g *Gate) arrive(e *Event) *waiter {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.detached {
+		return nil
+	}
 	hit := g.match(e)
 	if !g.stepping && !g.pauseNext && hit == nil && len(g.waiting) == 0 {
 		return nil

@@ -439,3 +439,28 @@ func TestGateRace(t *testing.T) {
 		t.Errorf("%d events", mem.Len())
 	}
 }
+
+func TestGateDetach(t *testing.T) {
+	g := NewGate()
+	g.SetStepping(true)
+	g.SetBreakpoints([]Breakpoint{{Kind: BreakTool}})
+	done := make(chan error, 3)
+	for i := range 3 {
+		go func() { done <- g.Wait(context.Background(), &Event{Seq: uint64(i + 1), Kind: ToolAttemptStart}) }()
+	}
+	waitWaiting(t, g, 3)
+	g.Detach()
+	for range 3 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if g.Paused() != nil || g.armed.Load() {
+		t.Error("detached gate still paused or armed")
+	}
+	g.SetStepping(true)
+	g.Pause()
+	if err := g.Wait(context.Background(), &Event{Seq: 4, Kind: ToolAttemptStart}); err != nil {
+		t.Fatal(err)
+	}
+}
