@@ -59,3 +59,28 @@ func TestViewGoldenMidRun(t *testing.T) {
 		t.Fatal("README-capture.txt does not hold the current mid-run frame; paste testdata/TestViewGoldenMidRun.golden into it")
 	}
 }
+
+func TestViewGoldenMismatch(t *testing.T) {
+	spec := RunSpec{Name: "replay drift", Mode: "trace", Outline: mismatchOutline(), Events: stamp(mismatchScript())}
+	m := goldenModel(t, spec)
+	m = press(t, m, "home", "/")
+	for _, r := range "kind:replay.mis" {
+		m = press(t, m, string(r))
+	}
+	m = press(t, m, "enter")
+	golden.RequireEqual(t, plain(m))
+}
+
+func TestViewGoldenBreakpointDialog(t *testing.T) {
+	m := goldenModel(t, traceSpec())
+	m = press(t, m, "home", "n", "n", "b", "B", "down", "down", "enter")
+	golden.RequireEqual(t, plain(m))
+}
+
+func TestViewGoldenSaveDialog(t *testing.T) {
+	spec := traceSpec()
+	spec.Saver = &fakeSaver{}
+	m := goldenModel(t, spec)
+	m = press(t, m, "s", "down", "space")
+	golden.RequireEqual(t, plain(m))
+}
