@@ -14,6 +14,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -819,10 +820,15 @@ func (c *cli) tools(ctx context.Context, args []string) int {
 		p = tb
 	}
 	if *addr != "" {
-		srv := &http.Server{Addr: *addr, Handler: mcp.HTTPHandler(p)}
+		// Listen first, so that a port of 0 is shown as the one chosen.
+		l, err := net.Listen("tcp", *addr)
+		if err != nil {
+			return c.fail(&providerError{err}, nil)
+		}
+		srv := &http.Server{Handler: mcp.HTTPHandler(p)}
 		go func() { <-ctx.Done(); srv.Close() }()
-		fmt.Fprintf(c.stderr, "treelang: serving MCP over HTTP on %s\n", *addr)
-		if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		fmt.Fprintf(c.stderr, "treelang: serving MCP over HTTP on %s\n", l.Addr())
+		if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			return c.fail(&providerError{err}, nil)
 		}
 		return exitOK
