@@ -448,6 +448,43 @@ func jsonEqual(a, b any) bool {
 	return err1 == nil && err2 == nil && bytes.Equal(x, y)
 }
 
+func TestCLIExecuteSchemaV2(t *testing.T) {
+	r := tl(t, "", "execute", td("v2_double.json"), "--tools", td("tools.json")).expect(t, exitOK)
+	if r.stdout != "42\n" {
+		t.Errorf("double(21): %s", r)
+	}
+	// validate's output is itself a valid program with the same result.
+	v := tl(t, "", "validate", td("v2_double.json")).expect(t, exitOK)
+	if doc := decode(t, v.stdout); doc["schema_version"] != "2.0" || str(t, doc, "definitions", 0, "type") != "function_definition" {
+		t.Errorf("validate: %s", v.stdout)
+	}
+	r = tl(t, v.stdout, "execute", "-", "--tools", td("tools.json")).expect(t, exitOK)
+	if r.stdout != "42\n" {
+		t.Errorf("validated program: %s", r)
+	}
+	r = tl(t, "", "inspect", td("v2_double.json")).expect(t, exitOK)
+	contains(t, "tree", r.stdout, "  definitions:\n    0: function_definition double\n", "    0: call double\n", "        0: literal = 21\n")
+
+	// Static errors are input errors that point into the program.
+	src := strings.Replace(readFile(t, td("v2_double.json")), `"a": {"type": "variable", "name": "x"}`, `"a": {"type": "variable", "name": "y"}`, 1)
+	r = tl(t, src, "execute", "-", "--output", "json").expect(t, exitInput)
+	e := failure(t, r, "input", "ValueError")
+	if e["path"] != "/definitions/0/body/arguments/a" {
+		t.Errorf("path: %#v", e["path"])
+	}
+	contains(t, "message", e["message"].(string), "Unbound variable 'y'")
+
+	// Unbounded recursion stops at the call-depth limit.
+	loop := `{"schema_version": "2.0", "definitions": [{"name": "loop", "params": [],
+		"body": {"type": "call", "function": "loop", "arguments": []}}],
+		"body": [{"type": "call", "function": "loop", "arguments": []}]}`
+	r = tl(t, loop, "execute", "-", "--max-call-depth", "3", "--output", "json").expect(t, exitExecution)
+	e = failure(t, r, "execution", "ExecutionLimitError")
+	if e["message"] != "Execution call_depth limit exceeded (3)" {
+		t.Errorf("message: %#v", e["message"])
+	}
+}
+
 // ---- policy and limits ----
 
 func TestCLIPolicyRetry(t *testing.T) {
@@ -1051,6 +1088,67 @@ func TestCLIToolsServe(t *testing.T) {
 	noCrash(t, r)
 
 	tl(t, "", "execute", td("add_2_3.json"), "--mcp-stdio", server, "--tools", tools).expect(t, exitInput)
+
+	// A server that writes something other than JSON-RPC is a provider
+	// problem too, reported without a crash.
+	r = tl(t, "", "execute", td("add_2_3.json"), "--mcp-stdio", "sh -c 'echo garbage; sleep 30'").expect(t, exitProvider)
+	noCrash(t, r)
+	contains(t, "stderr", r.stderr, "provider error", "MCP server")
+}
+
+func TestCLIToolsServeHTTP(t *testing.T) {
+	bin := binary(t)
+	cmd := exec.Command(bin, "tools", "serve", "--tools", td("tools.json"), "--http", "127.0.0.1:0")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	timer := time.AfterFunc(hangGuard, func() { cmd.Process.Kill() })
+	defer timer.Stop()
+	defer func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			<-done
+		}
+	}()
+	// The first line names the address actually listened on.
+	line, err := bufio.NewReader(stderr).ReadString('\n')
+	if err != nil {
+		t.Fatalf("no address from the server: %v %q", err, line)
+	}
+	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "treelang: serving MCP over HTTP on ")
+	if !ok || strings.HasSuffix(addr, ":0") {
+		t.Fatalf("server said %q", line)
+	}
+	go io.Copy(io.Discard, stderr)
+	url := "http://" + addr + "/"
+
+	fx := filepath.Join(t.TempDir(), "http.fixture.json")
+	r := tl(t, "", "execute", td("bigint.json"), "--mcp-http", url, "--record", fx, "--output", "json")
+	if v := success(t, r)["result"]; v != json.Number("12345678901234567890124") {
+		t.Errorf("through MCP over HTTP: %s", r)
+	}
+	r = tl(t, "", "execute", td("boom.json"), "--mcp-http", url, "--output", "json").expect(t, exitExecution)
+	failure(t, r, "execution", "ToolExecutionError")
+
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("server after an interrupt: %v", err)
+	}
+	// The recording replays with the server gone; talking to it now fails.
+	r = tl(t, "", "replay", td("bigint.json"), "--fixture", fx).expect(t, exitOK)
+	if r.stdout != "12345678901234567890124\n" {
+		t.Errorf("replay: %s", r)
+	}
+	r = tl(t, "", "execute", td("bigint.json"), "--mcp-http", url, "--output", "json").expect(t, exitProvider)
+	failure(t, r, "provider", "ProviderResponseError")
 }
 
 // TestCLIToolsServeProtocol talks to `tools serve` directly: an MCP
