@@ -522,3 +522,13 @@ func TestSaveDialogWithRedaction(t *testing.T) {
 		t.Fatal("any key closes the dialog after saving")
 	}
 }
+
+func TestStartPausedOpensTraceAtFirstEvent(t *testing.T) {
+	m := NewModel(Options{Runs: []RunSpec{traceSpec()}, StartPaused: true, Width: 100, Height: 30})
+	if got := selectedSeq(m); got != 1 {
+		t.Fatalf("seq %d, want 1", got)
+	}
+	if st := nodeStatusOf(m, "/body/0"); st.status != statusPending {
+		t.Fatalf("fetch before anything ran: %v", st.status)
+	}
+}

@@ -67,7 +67,7 @@ type RedactionItem struct {
 type Options struct {
 	Runs        []RunSpec
 	KeyMapFile  string // JSON file of key bindings; empty for the defaults
-	StartPaused bool   // live runs start in step mode, paused at their first event
+	StartPaused bool   // live runs start in step mode, paused at their first event; traces open at their first event
 	Width       int    // initial size; 0 = the terminal's
 	Height      int
 }
@@ -162,7 +162,11 @@ func newModel(ctx context.Context, opts Options, km KeyMap, keyErr error) Model 
 	}
 	m.help.Styles = st.Help
 	for i, spec := range opts.Runs {
-		m.sessions = append(m.sessions, newSession(i, spec))
+		s := newSession(i, spec)
+		if opts.StartPaused && !s.canRun() {
+			s.hist.seek(0) // a trace opens at its first event, as a run would
+		}
+		m.sessions = append(m.sessions, s)
 	}
 	if keyErr != nil {
 		m.status.keyErr = keyErr.Error()
