@@ -646,6 +646,51 @@ func TestCLIRecordReplay(t *testing.T) {
 	})
 }
 
+// TestCLIReplayConcurrentFailure records a parallel run that retries one
+// branch, fails another and cancels the third, then replays it: every
+// replay ends as the recording did, whatever order goroutines run in.
+func TestCLIReplayConcurrentFailure(t *testing.T) {
+	dir := t.TempDir()
+	fx := filepath.Join(dir, "checkout.fixture.json")
+	live := tl(t, "", "execute", td("checkout.json"), "--tools", td("checkout_tools.json"), "--policy", td("checkout_policy.json"), "--record", fx, "--output", "json").expect(t, exitExecution)
+	want := failure(t, live, "execution", "ToolExecutionError")
+	if want["message"] != "card gateway timeout" || want["path"] != "/body/2" {
+		t.Fatalf("live run: %s", live)
+	}
+	var cancelled int
+	for _, c := range get(t, decode(t, readFile(t, fx)), "calls").([]any) {
+		if c.(map[string]any)["cancelled"] == true {
+			cancelled++
+			if str(t, c, "name") != "reserve_stock" {
+				t.Errorf("cancelled: %#v", c)
+			}
+		}
+	}
+	if cancelled != 1 {
+		t.Errorf("%d cancelled attempts recorded, want 1:\n%s", cancelled, readFile(t, fx))
+	}
+	for i := 0; i < 3; i++ {
+		r := tl(t, "", "replay", td("checkout.json"), "--fixture", fx, "--policy", td("checkout_policy.json"), "--output", "json").expect(t, exitExecution)
+		got := failure(t, r, "execution", "ToolExecutionError")
+		cov := got["coverage"]
+		delete(got, "coverage")
+		if !jsonEqual(got, want) {
+			t.Errorf("replay %d: %s", i, r)
+		}
+		if get(t, cov, "consumed") != get(t, cov, "entries") {
+			t.Errorf("replay %d coverage: %#v", i, cov)
+		}
+	}
+
+	// Collected outcomes replay as they were.
+	fx2 := filepath.Join(dir, "collect.fixture.json")
+	live = tl(t, "", "execute", td("parallel.json"), "--tools", td("tools.json"), "--policy", td("collect.json"), "--record", fx2, "--output", "json")
+	r := tl(t, "", "replay", td("parallel.json"), "--fixture", fx2, "--policy", td("collect.json"), "--output", "json")
+	if a, b := success(t, live)["result"], success(t, r)["result"]; !jsonEqual(a, b) {
+		t.Errorf("collect replay %#v, live %#v", b, a)
+	}
+}
+
 // ---- traces ----
 
 func TestCLITrace(t *testing.T) {
