@@ -93,6 +93,7 @@ type Error struct {
 	Type    ErrorType
 	Message string
 	Path    string // JSON path of the node, when known ("/body/0/params/1")
+	Site    string // the node instance that failed, when known ("/body/0[3]")
 	Err     error  // the cause, if any
 }
 
@@ -162,6 +163,18 @@ func IsCancellation(err error) bool {
 		return false
 	}
 	return errors.Is(err, context.Canceled)
+}
+
+// SiteOf returns the failing node instance carried by err, or its path.
+func SiteOf(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		if e.Site != "" {
+			return e.Site
+		}
+		return e.Path
+	}
+	return ""
 }
 
 // PathOf returns the JSON path carried by err, if any.

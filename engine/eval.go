@@ -5,7 +5,6 @@ import (
 	"errors"
 	"hash/fnv"
 	"math"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -77,7 +76,7 @@ func evalRoot(parent context.Context, root Node, provider ToolProvider, opts Opt
 	}
 	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
-	r.runCtx = ctx
+	r.runCtx, r.parent = ctx, parent
 
 	if r.tr != nil {
 		ev := &tracer.Event{Kind: tracer.RunStart, Node: root.Kind().String(), Site: tracer.Site{Path: root.Path()}, Branch: -1,
@@ -97,7 +96,7 @@ func evalRoot(parent context.Context, root Node, provider ToolProvider, opts Opt
 			} else {
 				end.Output, end.HasOutput = result, true
 			}
-			_ = r.tr.Emit(context.WithoutCancel(ctx), end)
+			_ = r.tr.Emit(parent, end) // pauses a debugger, unless the caller gave up
 		}()
 	}
 
@@ -148,7 +147,8 @@ type run struct {
 	tr           Emitter
 	clock        Clock
 	prog         *Program
-	runCtx       context.Context
+	runCtx       context.Context // the run's context (the deadline cancels it)
+	parent       context.Context // the caller's context
 	stopDeadline func() bool
 
 	nodes      atomic.Int64
@@ -180,7 +180,7 @@ func newRun(p ToolProvider, opts Options) *run {
 	if opts.Policy.Retry.MaxAttempts > 1 {
 		r.idempotent = make(map[string]bool, len(opts.Policy.Retry.IdempotentTools))
 		for _, t := range opts.Policy.Retry.IdempotentTools {
-			r.idempotent[strings.TrimPrefix(t, "functions.")] = true
+			r.idempotent[t] = true // matched against the prefix-stripped name, as upstream
 		}
 	}
 	r.retryable = opts.Policy.Retry.Retryable
@@ -222,7 +222,7 @@ func (r *run) emitLimit(le *LimitError, path string) {
 	if r.tr == nil {
 		return
 	}
-	_ = r.tr.Emit(context.WithoutCancel(r.runCtx), &tracer.Event{Kind: tracer.LimitExceeded, Site: tracer.Site{Path: path}, Branch: -1,
+	_ = r.tr.Emit(r.parent, &tracer.Event{Kind: tracer.LimitExceeded, Site: tracer.Site{Path: path}, Branch: -1,
 		Error: &tracer.ErrorInfo{Type: string(ExecutionLimitError), Message: le.Error()}, Counters: r.counters(),
 		Data: map[string]any{"resource": le.Resource, "limit": le.Limit}})
 }
@@ -271,6 +271,18 @@ func (r *run) unblocked() {
 	if r.sched != nil {
 		r.sched.Unblocked()
 	}
+}
+
+// atSite attaches the node path and instance to a Treelang error that has
+// none.
+func atSite(err error, path, site string) error {
+	var e *Error
+	if errors.As(err, &e) && e.Path == "" && e == err {
+		c := *e
+		c.Path, c.Site = path, site
+		return &c
+	}
+	return err
 }
 
 // ---- sibling operations ----
@@ -329,7 +341,7 @@ func (r *run) siblings(ctx context.Context, sc *scope, n int, simple func(i int)
 		}
 		firstErr = err
 		if !IsCancellation(err) {
-			site := PathOf(err)
+			site := SiteOf(err)
 			if site == "" {
 				site = "branch " + formatInt(int64(i))
 			}
@@ -542,7 +554,7 @@ func (r *run) invoke(ctx context.Context, sc *scope, path string, iter []int, na
 			return nil, err
 		}
 		if final {
-			return nil, at(err, path)
+			return nil, atSite(err, path, site.Instance().String())
 		}
 		delay := r.backoff(site, a)
 		if r.tr != nil {
@@ -553,6 +565,9 @@ func (r *run) invoke(ctx context.Context, sc *scope, path string, iter []int, na
 		}
 		if delay > 0 || r.sleepsAlways {
 			if serr := r.clock.Sleep(ContextWithSite(ctx, site), delay); serr != nil {
+				if ctx.Err() == nil {
+					return nil, serr // the clock failed (a replay drift), not a cancellation
+				}
 				r.emitCancel(ctx, site, name, sc.branch)
 				return nil, ctx.Err()
 			}

@@ -43,6 +43,7 @@ type task struct {
 	n     Node
 	depth int32
 	cd    int32 // user-function call depth
+	visit int32 // for tool calls: earlier evaluations of the node in this branch
 	env   []any
 }
 
@@ -65,7 +66,7 @@ type machine struct {
 	tasks  []task
 	vals   []any
 	held   []*memoEntry
-	visits map[*ToolCall]int
+	visits map[*ToolCall]int32
 	steps  int
 }
 
@@ -76,10 +77,31 @@ func (m *machine) run(ctx context.Context, root Node) (any, error) {
 		m.tasks = m.tasks[:len(m.tasks)-1]
 		if err := m.step(ctx, t); err != nil {
 			m.release()
-			return nil, at(err, t.n.Path())
+			err = at(err, t.n.Path())
+			m.unwind(ctx, err)
+			return nil, err
 		}
 	}
 	return m.vals[len(m.vals)-1], nil
+}
+
+// unwind reports node.exit with the error for every node still open when
+// evaluation failed, innermost first.
+func (m *machine) unwind(ctx context.Context, err error) {
+	r := m.r
+	if r.tr == nil {
+		return
+	}
+	info := errorInfo(err)
+	for i := len(m.tasks) - 1; i >= 0; i-- {
+		t := m.tasks[i]
+		if t.op != opExit {
+			continue
+		}
+		_ = r.tr.Emit(r.emitCtx(ctx), &tracer.Event{Kind: tracer.NodeExit, Site: m.site(t.n, t.visit), Node: t.n.Kind().String(),
+			Branch: m.branch, Depth: int(t.depth), Error: info})
+	}
+	m.tasks = m.tasks[:0]
 }
 
 // release unlocks every memo key this machine holds, after a failure.
@@ -107,11 +129,19 @@ func (m *machine) step(ctx context.Context, t task) error {
 		if err := r.count(ctx, int(t.depth), t.n.Path()); err != nil {
 			return err
 		}
+		var visit int32
+		if tc, ok := t.n.(*ToolCall); ok {
+			if m.visits == nil {
+				m.visits = map[*ToolCall]int32{}
+			}
+			visit = m.visits[tc]
+			m.visits[tc] = visit + 1
+		}
 		if r.tr != nil {
-			if err := r.tr.Emit(ctx, &tracer.Event{Kind: tracer.NodeEnter, Site: m.site(t.n), Node: t.n.Kind().String(), Branch: m.branch, Depth: int(t.depth)}); err != nil {
+			if err := r.tr.Emit(ctx, &tracer.Event{Kind: tracer.NodeEnter, Site: m.site(t.n, visit), Node: t.n.Kind().String(), Branch: m.branch, Depth: int(t.depth)}); err != nil {
 				return err
 			}
-			m.tasks = append(m.tasks, task{op: opExit, n: t.n, depth: t.depth})
+			m.tasks = append(m.tasks, task{op: opExit, n: t.n, depth: t.depth, visit: visit})
 		}
 		switch x := t.n.(type) {
 		case *Literal:
@@ -131,7 +161,7 @@ func (m *machine) step(ctx context.Context, t task) error {
 				m.tasks = append(m.tasks, task{op: opEval, n: x.Arguments[i], depth: t.depth + 1, cd: t.cd, env: t.env})
 			}
 		case *ToolCall:
-			m.tasks = append(m.tasks, task{op: opTool, n: x, depth: t.depth, cd: t.cd})
+			m.tasks = append(m.tasks, task{op: opTool, n: x, depth: t.depth, cd: t.cd, visit: visit})
 			for i := len(x.Arguments) - 1; i >= 0; i-- {
 				m.tasks = append(m.tasks, task{op: opEval, n: x.Arguments[i], depth: t.depth + 1, cd: t.cd, env: t.env})
 			}
@@ -173,7 +203,7 @@ func (m *machine) step(ctx context.Context, t task) error {
 		for i, v := range vals {
 			args[x.ArgNames[i]] = v
 		}
-		v, err := m.tool(ctx, x, args, int(t.depth))
+		v, err := m.tool(ctx, x, args, int(t.depth), int(t.visit))
 		if err != nil {
 			return err
 		}
@@ -184,7 +214,7 @@ func (m *machine) step(ctx context.Context, t task) error {
 		m.unlock(e)
 	case opExit:
 		v := m.vals[len(m.vals)-1]
-		if err := r.tr.Emit(ctx, &tracer.Event{Kind: tracer.NodeExit, Site: m.site(t.n), Node: t.n.Kind().String(), Branch: m.branch,
+		if err := r.tr.Emit(ctx, &tracer.Event{Kind: tracer.NodeExit, Site: m.site(t.n, t.visit), Node: t.n.Kind().String(), Branch: m.branch,
 			Depth: int(t.depth), Output: v, HasOutput: true}); err != nil {
 			return err
 		}
@@ -205,21 +235,16 @@ func (m *machine) step(ctx context.Context, t task) error {
 // site identifies a node instance in this branch: the path plus
 // [branch, visit], where visit counts earlier evaluations of the same
 // tool call in this branch (sequential, so deterministic).
-func (m *machine) site(n Node) tracer.Site {
+func (m *machine) site(n Node, visit int32) tracer.Site {
 	s := tracer.Site{Path: n.Path()}
-	if tc, ok := n.(*ToolCall); ok {
-		s.Iter = []int{max(m.branch, 0), m.visits[tc]}
+	if _, ok := n.(*ToolCall); ok {
+		s.Iter = []int{max(m.branch, 0), int(visit)}
 	}
 	return s
 }
 
-func (m *machine) tool(ctx context.Context, x *ToolCall, args map[string]any, depth int) (any, error) {
+func (m *machine) tool(ctx context.Context, x *ToolCall, args map[string]any, depth, visit int) (any, error) {
 	r := m.r
-	if m.visits == nil {
-		m.visits = map[*ToolCall]int{}
-	}
-	visit := m.visits[x]
-	m.visits[x] = visit + 1
 	name := strings.TrimPrefix(x.Tool, "functions.")
 	def, err := r.prov.Tool(ctx, name)
 	if err != nil {

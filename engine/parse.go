@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -520,11 +521,111 @@ func (p *parser) exprV2(v *jval, path string) Node {
 		p.fail(path, "field 'expression' is required")
 		return nil
 	}
-	var b strings.Builder
-	e.canonical(&b)
-	n.canonical = b.String()
 	n.Expression = p.exprV2(e, child(path, "expression"))
+	if p.err == nil {
+		var b strings.Builder
+		canonicalExpr(&b, e)
+		n.canonical = b.String()
+	}
 	return n
 }
 
 func reprJ(v *jval) string { return PyRepr(v.value()) }
+
+// canonicalExpr writes the canonical JSON of a (valid) schema 2.0
+// expression, as Python's model dump: fields in schema order with their
+// defaults filled in, literal values and tool arguments in their own key
+// order, and numbers as Python reads them (1 and 1.0 differ, 1.0 and
+// 1.00 do not).
+func canonicalExpr(b *strings.Builder, e *jval) {
+	str := func(s string) { data, _ := json.Marshal(s); b.Write(data) }
+	field := func(k string) *jval { v, _ := e.get(k); return v }
+	t := field("type").s
+	b.WriteString(`{"type":`)
+	str(t)
+	switch t {
+	case "literal":
+		b.WriteString(`,"value":`)
+		canonicalValue(b, field("value"))
+	case "variable":
+		b.WriteString(`,"name":`)
+		str(field("name").s)
+	case "call":
+		b.WriteString(`,"function":`)
+		str(field("function").s)
+		b.WriteString(`,"arguments":[`)
+		if args := field("arguments"); args != nil {
+			for i, a := range args.arr {
+				if i > 0 {
+					b.WriteByte(',')
+				}
+				canonicalExpr(b, a)
+			}
+		}
+		b.WriteByte(']')
+	case "tool_call":
+		b.WriteString(`,"tool":`)
+		str(field("tool").s)
+		b.WriteString(`,"arguments":{`)
+		if args := field("arguments"); args != nil {
+			for i, k := range args.keys {
+				if i > 0 {
+					b.WriteByte(',')
+				}
+				str(k)
+				b.WriteByte(':')
+				canonicalExpr(b, args.vals[i])
+			}
+		}
+		b.WriteByte('}')
+	case "conditional":
+		for _, k := range []string{"condition", "true_branch", "false_branch"} {
+			b.WriteString(`,"` + k + `":`)
+			canonicalExpr(b, field(k))
+		}
+	case "memo":
+		b.WriteString(`,"key":`)
+		str(field("key").s)
+		b.WriteString(`,"expression":`)
+		canonicalExpr(b, field("expression"))
+	}
+	b.WriteByte('}')
+}
+
+// canonicalValue writes a literal value keeping its key order, with
+// floats as Python prints them.
+func canonicalValue(b *strings.Builder, v *jval) {
+	switch v.kind {
+	case 'n':
+		s := v.s
+		if strings.ContainsAny(s, ".eE") {
+			if f, err := strconv.ParseFloat(s, 64); err == nil {
+				s = PyFloat(f)
+			}
+		}
+		b.WriteString(s)
+	case 'a':
+		b.WriteByte('[')
+		for i, e := range v.arr {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			canonicalValue(b, e)
+		}
+		b.WriteByte(']')
+	case 'o':
+		b.WriteByte('{')
+		for i, k := range v.keys {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			data, _ := json.Marshal(k)
+			b.Write(data)
+			b.WriteByte(':')
+			canonicalValue(b, v.vals[i])
+		}
+		b.WriteByte('}')
+	default:
+		v.canonical(b)
+	}
+}

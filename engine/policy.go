@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -239,7 +240,7 @@ func parseRetry(v *jval, r *RetryPolicy) (string, string) {
 				if e.kind != 's' {
 					return k + "/" + strconv.Itoa(j), "idempotent_tools must be a list of tool names"
 				}
-				r.IdempotentTools = append(r.IdempotentTools, strings.TrimPrefix(e.s, "functions."))
+				r.IdempotentTools = append(r.IdempotentTools, e.s)
 			}
 		case "retryable_exceptions":
 			if x.kind != 'a' {
@@ -319,6 +320,11 @@ func nonNegativeInt(v *jval) (int64, bool) {
 		return 0, false
 	}
 	n, err := strconv.ParseInt(v.s, 10, 64)
+	if err != nil && !strings.HasPrefix(v.s, "-") && errors.Is(err, strconv.ErrRange) {
+		// Python accepts any positive integer; beyond int64 the limit can
+		// never be reached.
+		return math.MaxInt64, true
+	}
 	return n, err == nil && n >= 0
 }
 

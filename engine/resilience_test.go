@@ -1070,7 +1070,6 @@ func (c failingClock) Sleep(context.Context, time.Duration) error { return c.err
 // success.
 func TestResilienceBackoffSleepErrorFailsTheCall(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	t.Skip("engine bug: run.invoke returns (nil, ctx.Err()) when Clock.Sleep fails; with ctx not done that is (nil, nil), so the failed call yields null as if it succeeded (eval.go, backoff sleep)")
 	p := newProbe(t, resilienceTools)
 	mismatch := errors.New("replay: the recorded backoff never fired")
 	pol := retryOn(3, "always")

@@ -172,20 +172,10 @@ type traceScenario struct {
 }
 
 func TestTraceGolden(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "trace", "*.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, file := range files {
-		name := strings.TrimSuffix(filepath.Base(file), ".json")
-		if name == "toolbox" {
-			continue
-		}
-		n++
+	for name, file := range traceScenarios(t) {
 		t.Run(name, func(t *testing.T) {
 			defer goleak.VerifyNone(t)
-			got := runTraceScenario(t, file)
+			got := renderTrace(runTraceScenario(t, file))
 			golden := filepath.Join("testdata", "trace", name+".golden")
 			if traceUpdating() {
 				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
@@ -202,13 +192,10 @@ func TestTraceGolden(t *testing.T) {
 			}
 		})
 	}
-	if n == 0 {
-		t.Fatal("no scenarios in testdata/trace")
-	}
 }
 
-// runTraceScenario runs one scenario file and renders its trace.
-func runTraceScenario(t *testing.T, file string) string {
+// runTraceScenario runs one scenario file and returns its trace.
+func runTraceScenario(t *testing.T, file string) []*tracer.Event {
 	t.Helper()
 	data, err := os.ReadFile(file)
 	if err != nil {
@@ -247,7 +234,61 @@ func runTraceScenario(t *testing.T, file string) string {
 			t.Errorf("%s still active after Eval returned", name)
 		}
 	}
-	return renderTrace(mem.Events())
+	return mem.Events()
+}
+
+// traceScenarios returns the scenario files of testdata/trace by name.
+func traceScenarios(t *testing.T) map[string]string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("testdata", "trace", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, file := range files {
+		if name := strings.TrimSuffix(filepath.Base(file), ".json"); name != "toolbox" {
+			out[name] = file
+		}
+	}
+	if len(out) == 0 {
+		t.Fatal("no scenarios in testdata/trace")
+	}
+	return out
+}
+
+// TestTraceNodeEnterExitPaired: in every scenario, within each branch, node
+// events nest: each node.exit closes the innermost open node.enter, with
+// the same site and node type, failed nodes included, and no node is left
+// open when the run ends. A debugger's tree and its cancellation view
+// depend on it.
+func TestTraceNodeEnterExitPaired(t *testing.T) {
+	for name, file := range traceScenarios(t) {
+		t.Run(name, func(t *testing.T) {
+			open := map[int][]*tracer.Event{}
+			for _, e := range runTraceScenario(t, file) {
+				switch e.Kind {
+				case tracer.NodeEnter:
+					open[e.Branch] = append(open[e.Branch], e)
+				case tracer.NodeExit:
+					stack := open[e.Branch]
+					if len(stack) == 0 {
+						t.Errorf("branch %d: %s closes no open node", e.Branch, describe(e))
+						continue
+					}
+					top := stack[len(stack)-1]
+					open[e.Branch] = stack[:len(stack)-1]
+					if top.Site.String() != e.Site.String() || top.Node != e.Node {
+						t.Errorf("branch %d: %s closes %s", e.Branch, describe(e), describe(top))
+					}
+				}
+			}
+			for br, stack := range open {
+				for _, e := range stack {
+					t.Errorf("branch %d: %s never exits", br, describe(e))
+				}
+			}
+		})
+	}
 }
 
 // renderTrace groups events by branch (-1, the run's own events, first)

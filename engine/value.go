@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"strconv"
 	"strings"
 )
 
@@ -46,6 +47,12 @@ func Truthy(v any) bool {
 	case bool:
 		return x
 	case json.Number:
+		if strings.ContainsAny(string(x), ".eE") {
+			// A float, as Python reads it: 1e-400 underflows to 0.0.
+			if f, err := strconv.ParseFloat(string(x), 64); err == nil || f == 0 {
+				return f != 0
+			}
+		}
 		return !isZeroNumber(string(x))
 	case string:
 		return x != ""
