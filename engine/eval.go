@@ -56,7 +56,9 @@ type siblingFailure struct {
 	err  error
 }
 
-func (s *siblingFailure) Error() string { return "cancelled: sibling " + s.site + " failed: " + s.err.Error() }
+func (s *siblingFailure) Error() string {
+	return "cancelled: sibling " + s.site + " failed: " + s.err.Error()
+}
 
 // Unwrap makes the cause a cancellation.
 func (s *siblingFailure) Unwrap() error { return context.Canceled }

@@ -29,7 +29,7 @@ type Recorder struct {
 	timers []fixtures.Timer
 	// seq numbers attempt starts, attempt completions and timer firings in
 	// one sequence, so a replay knows what had happened before what.
-	seq int
+	seq       int
 	tools     map[string]*engine.ToolDefinition
 	toolOrder []string
 	models    []fixtures.ModelCall

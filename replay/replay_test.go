@@ -37,10 +37,6 @@ func call(name string, args map[string]any) *engine.Call {
 	return &engine.Call{Tool: name, Arguments: args}
 }
 
-
-
-
-
 // Port of tests/test_replay.py (reference §11.2).
 func TestPythonReplaySemantics(t *testing.T) {
 	ctx := context.Background()
