@@ -955,14 +955,14 @@ func TestCLIRedact(t *testing.T) {
 
 // ---- generate and ask ----
 
-// fakeModel is an OpenAI-compatible endpoint on loopback that answers
-// every chat completion with program.
+// fakeModel is an OpenAI-compatible endpoint on loopback that answers the
+// Nth chat completion with the Nth reply (the last one once they run out).
 type fakeModel struct {
 	*httptest.Server
 	requests atomic.Int32
 }
 
-func newFakeModel(t *testing.T, program string) *fakeModel {
+func newFakeModel(t *testing.T, replies ...string) *fakeModel {
 	t.Helper()
 	m := &fakeModel{}
 	m.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -970,7 +970,8 @@ func newFakeModel(t *testing.T, program string) *fakeModel {
 			http.NotFound(w, r)
 			return
 		}
-		m.requests.Add(1)
+		n := int(m.requests.Add(1))
+		program := replies[min(n, len(replies))-1]
 		var req map[string]any
 		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
@@ -1070,6 +1071,37 @@ func TestCLIAskRecordReplayOffline(t *testing.T) {
 	if r.stdout != "15\n" {
 		t.Errorf("offline replay, text: %s", r)
 	}
+}
+
+func TestCLIAskRepair(t *testing.T) {
+	noModelEnv(t)
+	// The first reply is not a valid program; the model is told why and
+	// answers again.
+	m := newFakeModel(t, `{"type": "program", "mode": "single", "body": [{"type": "value", "name": "a"}]}`, readFile(t, td("add_2_3.json")))
+	fx := filepath.Join(t.TempDir(), "repair.fixture.json")
+	r := tl(t, "", "ask", "What is 2 plus 3?", "--base-url", m.baseURL(), "--tools", td("tools.json"), "--record", fx).expect(t, exitOK)
+	if r.stdout != "5\n" || m.requests.Load() != 2 {
+		t.Errorf("ask after a repair (%d requests): %s", m.requests.Load(), r)
+	}
+	calls := get(t, decode(t, readFile(t, fx)), "model_calls").([]any)
+	if len(calls) != 2 {
+		t.Fatalf("%d model calls recorded, want 2", len(calls))
+	}
+	contains(t, "repair request", fmt.Sprint(get(t, calls[1], "request", "messages")), "'value' is required")
+	m.Close()
+	r = tl(t, "", "replay", "--fixture", fx).expect(t, exitOK)
+	if r.stdout != "5\n" {
+		t.Errorf("offline replay of a repaired ask: %s", r)
+	}
+
+	// A model that never gets it right: the run stops after the repairs.
+	bad := newFakeModel(t, "I cannot write JSON.")
+	r = tl(t, "", "generate", "What is 2 plus 3?", "--base-url", bad.baseURL(), "--repairs", "1", "--output", "json")
+	if r.code == exitOK || bad.requests.Load() != 2 {
+		t.Errorf("want a failure after 2 requests, got %d requests: %s", bad.requests.Load(), r)
+	}
+	e := decode(t, r.stdout)["error"]
+	contains(t, "message", str(t, e, "message"), "did not produce a valid program after 2 attempts")
 }
 
 func TestCLIModelProviderErrors(t *testing.T) {
