@@ -711,7 +711,7 @@ func (c *cli) trace(ctx context.Context, args []string) int {
 	}
 	events, warning, err := tracer.ReadFile(pos[0])
 	if err != nil {
-		return c.fail(&inputError{fmt.Errorf("%s: %w", pos[0], err)}, nil)
+		return c.fail(&inputError{err}, nil) // the error names the file
 	}
 	if warning != "" {
 		fmt.Fprintf(c.stderr, "treelang: warning: %s: %s\n", pos[0], warning)
