@@ -718,8 +718,27 @@ func TestCLITrace(t *testing.T) {
 	contains(t, "timeline", r.stdout, "run.start", "tool.attempt.start /body/0 fetch attempt 1/3",
 		"503 once", "retry.backoff.start", "fetch attempt 2/3", `result: "fetched"`, "retries: 1")
 
-	r = tl(t, "", "trace", filepath.Join(dir, "none.jsonl"), "--output", "text").expect(t, exitInput)
+	// Unreadable traces name the file once, and say what is wrong.
+	none := filepath.Join(dir, "none.jsonl")
+	r = tl(t, "", "trace", none, "--output", "text").expect(t, exitInput)
 	noCrash(t, r)
+	if strings.Count(r.stderr, none) != 1 {
+		t.Errorf("want the file named once:\n%s", r.stderr)
+	}
+	notTrace := filepath.Join(dir, "not-a-trace.jsonl")
+	os.WriteFile(notTrace, []byte(`{"format":"other","version":9}`+"\n"), 0o644)
+	r = tl(t, "", "trace", notTrace, "--output", "text").expect(t, exitInput)
+	contains(t, "stderr", r.stderr, "not a treelang trace")
+	if strings.Count(r.stderr, notTrace) != 1 {
+		t.Errorf("want the file named once:\n%s", r.stderr)
+	}
+	// A trace cut mid-line (a crash) still reads, with a warning.
+	data := readFile(t, tr)
+	cut := filepath.Join(dir, "cut.jsonl")
+	os.WriteFile(cut, []byte(data[:len(data)-20]), 0o644)
+	r = tl(t, "", "trace", cut, "--output", "text").expect(t, exitOK)
+	contains(t, "stderr", r.stderr, "warning", "truncated last line")
+	contains(t, "timeline", r.stdout, "no run.end")
 	r = tl(t, "", "trace", tr, "--output", "html").expect(t, exitInput)
 	contains(t, "stderr", r.stderr, "--output must be text")
 }
