@@ -2,13 +2,17 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/treelang/treelang/engine"
 )
@@ -184,5 +188,38 @@ func TestServeHTTP(t *testing.T) {
 	waitFor(t, "the slow call to be cancelled on the server", func() bool { return hooks.cancelled(t) > 0 })
 	if err := <-done; err == nil {
 		t.Fatal("the call in flight succeeded after the server stopped")
+	}
+}
+
+// Servers may answer a POST with plain JSON instead of an event stream;
+// property order and exact numbers survive that too.
+func TestHTTPJSONResponses(t *testing.T) {
+	server, err := NewServer(context.Background(), newTestProvider())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server },
+		&sdk.StreamableHTTPOptions{JSONResponse: true}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
+	defer cancel()
+	p, err := ConnectHTTP(ctx, srv.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	order, err := p.Tool(ctx, "order")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := order.PropertyNames(); !reflect.DeepEqual(got, []string{"z", "a", "m"}) {
+		t.Fatalf("order's properties %v", got)
+	}
+	got := mustCall(t, p, "add", map[string]any{"a": json.Number("9007199254740993"), "b": json.Number("2")})
+	if got != json.Number("9007199254740995") {
+		t.Fatalf("add = %#v", got)
+	}
+	if w := p.Warnings(); len(w) != 1 {
+		t.Fatalf("warnings %q", w)
 	}
 }
