@@ -34,6 +34,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -64,9 +65,12 @@ const traceGuard = 20 * time.Second
 // ---- fake clock and held provider ----
 
 // traceClock runs backoffs on virtual time: Sleep returns at once, except
-// at the sites listed in block, where it sleeps until cancelled.
+// at the sites listed in block, where it sleeps until cancelled. When
+// fireWhen is set, timers (the run deadline) fire as soon as it reports
+// true instead of after their duration.
 type traceClock struct {
-	block map[string]bool // node paths whose backoffs never end
+	block    map[string]bool // node paths whose backoffs never end
+	fireWhen func() bool
 
 	mu       sync.Mutex
 	sleeping int // sleeps blocked right now
@@ -97,7 +101,31 @@ func (c *traceClock) Sleep(ctx context.Context, d time.Duration) error {
 }
 
 func (c *traceClock) AfterFunc(d time.Duration, f func()) func() bool {
-	return engine.RealClock{}.AfterFunc(d, f)
+	if c.fireWhen == nil {
+		return engine.RealClock{}.AfterFunc(d, f)
+	}
+	stop := make(chan struct{})
+	var once sync.Once
+	var fired atomic.Bool
+	go func() {
+		for !c.fireWhen() {
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+		select {
+		case <-stop:
+		default:
+			fired.Store(true)
+			f()
+		}
+	}()
+	return func() bool {
+		once.Do(func() { close(stop) })
+		return !fired.Load()
+	}
 }
 
 func (c *traceClock) blocked() int {
@@ -123,18 +151,20 @@ type heldToolbox struct {
 	hold  map[string]traceHold
 }
 
+// ready reports whether the siblings are where want says.
+func (h *heldToolbox) ready(want traceHold) bool {
+	for name, n := range want.Active {
+		if h.Active(name) < n {
+			return false
+		}
+	}
+	return h.clock.blocked() >= want.Sleeping
+}
+
 func (h *heldToolbox) CallTool(ctx context.Context, call *engine.Call) (any, error) {
 	if want, ok := h.hold[call.Tool]; ok {
-		ready := func() bool {
-			for name, n := range want.Active {
-				if h.Active(name) < n {
-					return false
-				}
-			}
-			return h.clock.blocked() >= want.Sleeping
-		}
 		guard := time.Now().Add(traceGuard)
-		for !ready() {
+		for !h.ready(want) {
 			if time.Now().After(guard) {
 				return nil, fmt.Errorf("test: %s held forever: %+v never happened", call.Tool, want)
 			}
@@ -169,6 +199,7 @@ type traceScenario struct {
 	Policy       json.RawMessage      `json:"policy"`
 	Hold         map[string]traceHold `json:"hold"`
 	BlockBackoff []string             `json:"block_backoff"`
+	DeadlineWhen *traceHold           `json:"deadline_when"`
 }
 
 func TestTraceGolden(t *testing.T) {
@@ -220,6 +251,9 @@ func runTraceScenario(t *testing.T, file string) []*tracer.Event {
 		clock.block[p] = true
 	}
 	prov := &heldToolbox{Toolbox: traceToolbox(t), clock: clock, hold: sc.Hold}
+	if w := sc.DeadlineWhen; w != nil {
+		clock.fireWhen = func() bool { return prov.ready(*w) }
+	}
 	mem := tracer.NewMemory()
 	opts.Tracer = tracer.New(mem)
 	opts.Clock = clock
