@@ -416,6 +416,12 @@ func (f *runFlags) prepare(ctx context.Context, c *cli, prog *engine.Program, so
 	if err != nil {
 		return nil, err
 	}
+	if f.record != "" && f.rules != "" && !f.noRedact {
+		// A bad rules file must stop the run before any tool is called.
+		if _, err := fixtures.LoadRules(f.rules); err != nil {
+			return nil, &inputError{err}
+		}
+	}
 	s := &session{prog: prog, source: source, tracer: t}
 	if f.trace != "" {
 		w, err := f.openTrace()
