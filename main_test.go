@@ -972,6 +972,48 @@ func TestCLIRedact(t *testing.T) {
 	noCrash(t, r)
 }
 
+func TestCLIRedactionRules(t *testing.T) {
+	dir := t.TempDir()
+	fx := filepath.Join(dir, "fetch.fixture.json")
+	r := tl(t, "", "execute", td("fetch.json"), "--tools", td("flaky_tools.json"), "--policy", td("retry.json"), "--record", fx, "--rules", td("rules.json")).expect(t, exitOK)
+	contains(t, "stderr", r.stderr, "redacted calls[0].arguments.item", "key:item")
+	text := readFile(t, fx)
+	lacks(t, "fixture", text, `"book"`)
+	// A redacted value matches whatever the replay passes there.
+	r = tl(t, "", "replay", td("fetch.json"), "--fixture", fx, "--policy", td("retry.json")).expect(t, exitOK)
+	if r.stdout != "\"fetched\"\n" {
+		t.Errorf("replay of a redacted fixture: %s", r)
+	}
+
+	// A user pattern in redact.
+	in := filepath.Join(dir, "orders.fixture.json")
+	os.WriteFile(in, []byte(`{"tools": [{"name": "lookup", "properties": {"q": {"type": "string"}}}],
+		"calls": [{"name": "lookup", "arguments": {"q": "status of ord-123456"}, "output": "shipped"}]}`), 0o644)
+	cli := func(args ...string) result { return tl(t, "", args...) }
+	cli("redact", "--check", in).expect(t, exitOK)
+	r = cli("redact", "--check", in, "--rules", td("rules.json")).expect(t, exitCheck)
+	contains(t, "stdout", r.stdout, "calls[0].arguments.q", "order_id")
+	out := filepath.Join(dir, "orders.clean.json")
+	cli("redact", in, "--rules", td("rules.json"), "-o", out).expect(t, exitOK)
+	contains(t, "redacted", readFile(t, out), `"status of [REDACTED]"`)
+
+	// A bad rules file stops the run before any tool is called.
+	tr := filepath.Join(dir, "bad.jsonl")
+	fx2 := filepath.Join(dir, "bad.fixture.json")
+	r = cli("execute", td("fetch.json"), "--tools", td("flaky_tools.json"), "--record", fx2, "--trace", tr, "--rules", td("bad_rules.json")).expect(t, exitInput)
+	contains(t, "stderr", r.stderr, "bad_rules.json", "/keys")
+	if r.stdout != "" {
+		t.Errorf("the program ran: %s", r)
+	}
+	for _, name := range []string{tr, fx2} {
+		if _, err := os.Stat(name); err == nil {
+			t.Errorf("%s was written", name)
+		}
+	}
+	r = cli("redact", in, "--rules", td("bad_rules.json")).expect(t, exitInput)
+	contains(t, "stderr", r.stderr, "bad_rules.json")
+}
+
 // ---- generate and ask ----
 
 // fakeModel is an OpenAI-compatible endpoint on loopback that answers the
@@ -1090,6 +1132,23 @@ func TestCLIAskRecordReplayOffline(t *testing.T) {
 	if r.stdout != "15\n" {
 		t.Errorf("offline replay, text: %s", r)
 	}
+}
+
+// TestCLIAskRecordingRedactsTheProgram: an ask recording keeps the
+// planned program, which may hold the credentials the question gave.
+func TestCLIAskRecordingRedactsTheProgram(t *testing.T) {
+	t.Skip("bug in fixtures.Redact: Fixture.Program is neither redacted nor checked (fixtures/redact.go Redact)")
+	const key = "sk-live-9f8e7d6c5b4a39281706f5e4d3c2b1a0"
+	noModelEnv(t)
+	m := newFakeModel(t, readFile(t, td("secret.json")))
+	fx := filepath.Join(t.TempDir(), "ask.fixture.json")
+	tl(t, "", "ask", "Call the API with key "+key, "--base-url", m.baseURL(), "--tools", td("secret_tools.json"), "--record", fx).expect(t, exitOK)
+	lacks(t, "ask fixture", readFile(t, fx), key, "xyzSECRETtoken1234567890abcdef")
+
+	raw := filepath.Join(t.TempDir(), "raw.fixture.json")
+	tl(t, "", "ask", "Call the API", "--base-url", m.baseURL(), "--tools", td("secret_tools.json"), "--record", raw, "--no-redact").expect(t, exitOK)
+	r := tl(t, "", "redact", "--check", raw).expect(t, exitCheck)
+	contains(t, "stdout", r.stdout, "program")
 }
 
 func TestCLIAskRepair(t *testing.T) {
