@@ -39,7 +39,7 @@ func startFlow(t *testing.T, opts Options) *screen {
 func (s *screen) waitFor(texts ...string) {
 	s.t.Helper()
 	buf := make([]byte, 64<<10)
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(15 * time.Second)
 	for {
 		n, _ := s.tm.Output().Read(buf)
 		s.vt.Write(buf[:n])

@@ -47,8 +47,8 @@ func keyMsg(s string) tea.KeyPressMsg {
 	return tea.KeyPressMsg{Code: r[0], Text: s}
 }
 
-// press feeds keys to the model's Update and runs the commands that finish
-// at once (previews, saves of fakes); commands of live runs are not run.
+// press feeds keys to the model's Update and runs their commands
+// (previews, saves of fakes); for models without a live run.
 func press(t *testing.T, m Model, keys ...string) Model {
 	t.Helper()
 	for _, k := range keys {
@@ -65,24 +65,15 @@ func update(t *testing.T, m Model, msg tea.Msg) Model {
 	return runSync(t, m, cmd)
 }
 
-// runSync runs commands that return at once (no live-run listeners) and
-// feeds their messages back.
+// runSync runs commands synchronously and feeds their messages back. It
+// is for models without a live run (traces), whose commands all return at
+// once; tests of live runs use driver instead.
 func runSync(t *testing.T, m Model, cmd tea.Cmd) Model {
 	t.Helper()
 	if cmd == nil {
 		return m
 	}
-	done := make(chan tea.Msg, 1)
-	go func() { done <- cmd() }()
-	var msg tea.Msg
-	select {
-	case msg = <-done:
-	case <-time.After(50 * time.Millisecond):
-		// A command that waits on a live run; tests of live runs use
-		// drive instead. The goroutine ends when the run's context does.
-		return m
-	}
-	switch msg := msg.(type) {
+	switch msg := cmd().(type) {
 	case nil:
 		return m
 	case tea.BatchMsg:
@@ -90,8 +81,11 @@ func runSync(t *testing.T, m Model, cmd tea.Cmd) Model {
 			m = runSync(t, m, c)
 		}
 		return m
+	case tea.QuitMsg:
+		return m
+	default:
+		return update(t, m, msg)
 	}
-	return update(t, m, msg)
 }
 
 // driver runs a model's commands concurrently, as a Program would, and
@@ -141,10 +135,10 @@ func (d *driver) keys(keys ...string) {
 	}
 }
 
-// until feeds messages until cond holds; it fails the test after 5 s.
+// until feeds messages until cond holds; it fails the test after 15 s.
 func (d *driver) until(what string, cond func(m Model) bool) {
 	d.t.Helper()
-	deadline := time.After(5 * time.Second)
+	deadline := time.After(15 * time.Second)
 	for !cond(d.m) {
 		select {
 		case msg := <-d.msgs:
