@@ -135,7 +135,7 @@ func (r *run) finishError(parent, ctx context.Context, err error) error {
 			if le.Limit == "" {
 				le.Limit = PyFloat(r.limits.Timeout.Seconds())
 			}
-			r.emitLimit(le, "")
+			r.emitLimit(le, tracer.Site{}, -1)
 			return le
 		}
 	}
@@ -198,13 +198,13 @@ func (r *run) counters() *tracer.Counters {
 
 // count records one node evaluation at depth, checking the node and depth
 // budgets (nodes first) and cancellation.
-func (r *run) count(ctx context.Context, depth int, path string) error {
+func (r *run) count(ctx context.Context, depth int, path string, iter []int, branch int) error {
 	n := r.nodes.Add(1)
 	if max := r.limits.MaxNodes; max > 0 && n > max {
-		return r.limitErr("nodes", max, path)
+		return r.limitErr("nodes", max, tracer.Site{Path: path, Iter: iter}, branch)
 	}
 	if max := r.limits.MaxDepth; max > 0 && int64(depth) > max {
-		return r.limitErr("depth", max, path)
+		return r.limitErr("depth", max, tracer.Site{Path: path, Iter: iter}, branch)
 	}
 	select {
 	case <-ctx.Done():
@@ -214,17 +214,17 @@ func (r *run) count(ctx context.Context, depth int, path string) error {
 	return nil
 }
 
-func (r *run) limitErr(resource string, max int64, path string) error {
+func (r *run) limitErr(resource string, max int64, site tracer.Site, branch int) error {
 	le := &LimitError{Resource: resource, Limit: formatInt(max)}
-	r.emitLimit(le, path)
+	r.emitLimit(le, site, branch)
 	return le
 }
 
-func (r *run) emitLimit(le *LimitError, path string) {
+func (r *run) emitLimit(le *LimitError, site tracer.Site, branch int) {
 	if r.tr == nil {
 		return
 	}
-	_ = r.tr.Emit(r.parent, &tracer.Event{Kind: tracer.LimitExceeded, Site: tracer.Site{Path: path}, Branch: -1,
+	_ = r.tr.Emit(r.parent, &tracer.Event{Kind: tracer.LimitExceeded, Site: site, Branch: branch,
 		Error: &tracer.ErrorInfo{Type: string(ExecutionLimitError), Message: le.Error()}, Counters: r.counters(),
 		Data: map[string]any{"resource": le.Resource, "limit": le.Limit}})
 }
@@ -498,7 +498,7 @@ func (r *run) invoke(ctx context.Context, sc *scope, path string, iter []int, na
 	for a := 1; ; a++ {
 		n := r.toolCalls.Add(1)
 		if max := r.limits.MaxToolCalls; max > 0 && n > max {
-			return nil, r.limitErr("tool_calls", max, path)
+			return nil, r.limitErr("tool_calls", max, tracer.Site{Path: path, Iter: iter, Attempt: a}, sc.branch)
 		}
 		site.Attempt = a
 		call := &Call{Tool: name, Arguments: args, Site: site}

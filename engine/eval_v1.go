@@ -40,7 +40,7 @@ type Closure struct {
 
 // eval evaluates one schema 1.0 node at the given structural depth.
 func (r *run) eval(ctx context.Context, n Node, depth int, sc *scope) (any, error) {
-	if err := r.count(ctx, depth, n.Path()); err != nil {
+	if err := r.count(ctx, depth, n.Path(), sc.iter, sc.branch); err != nil {
 		return nil, err
 	}
 	if r.tr == nil {

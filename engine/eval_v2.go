@@ -16,7 +16,7 @@ func (r *run) evalProgramV2(ctx context.Context, prog *Program, startDeadline fu
 			return nil, err
 		}
 	}
-	if err := r.count(ctx, 1, prog.path); err != nil {
+	if err := r.count(ctx, 1, prog.path, nil, -1); err != nil {
 		return nil, err
 	}
 	startDeadline()
@@ -126,9 +126,6 @@ func (m *machine) step(ctx context.Context, t task) error {
 	r := m.r
 	switch t.op {
 	case opEval:
-		if err := r.count(ctx, int(t.depth), t.n.Path()); err != nil {
-			return err
-		}
 		var visit int32
 		if tc, ok := t.n.(*ToolCall); ok {
 			if m.visits == nil {
@@ -136,6 +133,9 @@ func (m *machine) step(ctx context.Context, t task) error {
 			}
 			visit = m.visits[tc]
 			m.visits[tc] = visit + 1
+		}
+		if err := r.count(ctx, int(t.depth), t.n.Path(), m.site(t.n, visit).Iter, m.branch); err != nil {
+			return err
 		}
 		if r.tr != nil {
 			if err := r.tr.Emit(ctx, &tracer.Event{Kind: tracer.NodeEnter, Site: m.site(t.n, visit), Node: t.n.Kind().String(), Branch: m.branch, Depth: int(t.depth)}); err != nil {
@@ -154,7 +154,7 @@ func (m *machine) step(ctx context.Context, t task) error {
 		case *UserCall:
 			callee := int64(t.cd) + 1
 			if max := r.limits.MaxCallDepth; max > 0 && callee > max {
-				return r.limitErr("call_depth", max, x.path)
+				return r.limitErr("call_depth", max, tracer.Site{Path: x.path}, m.branch)
 			}
 			m.tasks = append(m.tasks, task{op: opCallBody, n: x, depth: t.depth, cd: t.cd})
 			for i := len(x.Arguments) - 1; i >= 0; i-- {
