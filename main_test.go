@@ -794,9 +794,32 @@ func TestCLIFailedRunKeepsTraceAndRecording(t *testing.T) {
 
 func TestCLIInterrupt(t *testing.T) {
 	bin := binary(t)
+	t.Run("toolbox", func(t *testing.T) {
+		interrupt(t, bin, "--tools", td("slow_tools.json"))
+	})
+	t.Run("MCP server", func(t *testing.T) {
+		// A copy of the toolbox under a unique path finds the server's
+		// process afterwards.
+		tools := filepath.Join(t.TempDir(), "slow_tools.json")
+		if err := os.WriteFile(tools, []byte(readFile(t, td("slow_tools.json"))), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		interrupt(t, bin, "--mcp-stdio", bin+" tools serve --tools "+tools)
+		if pids := processesWith(t, tools); len(pids) > 0 {
+			t.Errorf("the MCP server outlived the interrupted client: pids %v", pids)
+		}
+	})
+}
+
+// interrupt runs slow.json with toolArgs in the real binary, with --trace
+// and --record, sends an interrupt once the ten-second attempt is under
+// way, and checks that the process ends promptly and leaves a whole trace
+// and a recording that marks the attempt cancelled.
+func interrupt(t *testing.T, bin string, toolArgs ...string) {
 	dir := t.TempDir()
 	tr, fx := filepath.Join(dir, "run.jsonl"), filepath.Join(dir, "run.fixture.json")
-	cmd := exec.Command(bin, "execute", td("slow.json"), "--tools", td("slow_tools.json"), "--trace", tr, "--record", fx)
+	args := append([]string{"execute", td("slow.json"), "--trace", tr, "--record", fx}, toolArgs...)
+	cmd := exec.Command(bin, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
@@ -811,7 +834,7 @@ func TestCLIInterrupt(t *testing.T) {
 		}
 	}()
 
-	// Wait until the trace shows the ten-second attempt in flight.
+	// Wait until the trace shows the attempt in flight.
 	deadline := time.Now().Add(hangGuard)
 	for {
 		data, _ := os.ReadFile(tr)
@@ -857,6 +880,24 @@ func TestCLIInterrupt(t *testing.T) {
 	if len(calls) != 1 || get(t, calls[0], "cancelled") != true || str(t, calls[0], "name") != "slow" {
 		t.Errorf("recorded calls: %#v", calls)
 	}
+}
+
+// processesWith lists the processes whose command line mentions s (Linux;
+// elsewhere the check is skipped).
+func processesWith(t *testing.T, s string) []string {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skip("no /proc")
+	}
+	var pids []string
+	for _, e := range entries {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && bytes.Contains(cmdline, []byte(s)) {
+			pids = append(pids, e.Name())
+		}
+	}
+	return pids
 }
 
 // ---- validate, inspect, schema ----
