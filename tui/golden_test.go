@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/treelang/treelang/tracer"
+
 	"github.com/charmbracelet/x/exp/golden"
 )
 
@@ -60,15 +62,24 @@ func TestViewGoldenMidRun(t *testing.T) {
 	}
 }
 
+// TestViewGoldenMismatch is a live replay stopped at its drift (the
+// mismatch breakpoint is on by default when replaying).
 func TestViewGoldenMismatch(t *testing.T) {
-	spec := RunSpec{Name: "replay drift", Mode: "trace", Outline: mismatchOutline(), Events: stamp(mismatchScript())}
-	m := goldenModel(t, spec)
-	m = press(t, m, "home", "/")
-	for _, r := range "kind:replay.mis" {
-		m = press(t, m, string(r))
+	spec := RunSpec{Name: "replay drift", Mode: "replay", Outline: mismatchOutline(), Run: scriptedRun(mismatchScript),
+		Policy: "fixture demo.fixture.json", AcceptMismatch: func(*tracer.Event) error { return nil }}
+	d := liveModel(t, false, spec)
+	d.send(tea_WindowSize(100, 30))
+	d.until("stopped at the mismatch", func(m Model) bool { return m.sess().state == statePaused && selectedSeq(m) == 6 })
+	m := d.m
+	frame := plain(m)
+	golden.RequireEqual(t, frame)
+	capture, err := os.ReadFile("README-capture.txt")
+	if err != nil {
+		t.Fatal(err)
 	}
-	m = press(t, m, "enter")
-	golden.RequireEqual(t, plain(m))
+	if !strings.Contains(string(capture), frame) {
+		t.Fatal("README-capture.txt does not hold the current mismatch frame; paste testdata/TestViewGoldenMismatch.golden into it")
+	}
 }
 
 func TestViewGoldenBreakpointDialog(t *testing.T) {

@@ -274,6 +274,9 @@ func (m Model) layout() Model {
 	}
 	rightW := max(1, w-leftW-1)
 	tlH := max(2, bodyH*45/100)
+	if m.showMismatch() {
+		tlH = max(2, bodyH*30/100) // and the height
+	}
 	dH := max(1, bodyH-tlH)
 	m.status = m.status.SetSize(w, statusLines)
 	m.tree = m.tree.SetSize(leftW, bodyH)
