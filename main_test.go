@@ -682,10 +682,21 @@ func TestCLIReplayConcurrentFailure(t *testing.T) {
 		}
 	}
 
+	// Without the failing branch, the cancellation the recording saw never
+	// comes: the replay reports it once nothing progresses, not a hang.
+	r := tl(t, "", "replay", td("checkout_no_charge.json"), "--fixture", fx, "--policy", td("checkout_policy.json"), "--stall", "300ms", "--output", "json").expect(t, exitExecution)
+	// Which missing completion is named varies from run to run (reported
+	// as a replay bug): the charge that was never called, or the reservation
+	// still waiting for the cancellation it caused.
+	e := failure(t, r, "execution", "ReplayMismatchError")
+	if name := str(t, e, "report", "expected", "name"); str(t, e, "report", "drift") != "missing" || (name != "charge_card" && name != "reserve_stock") {
+		t.Errorf("report: %s", r)
+	}
+
 	// Collected outcomes replay as they were.
 	fx2 := filepath.Join(dir, "collect.fixture.json")
 	live = tl(t, "", "execute", td("parallel.json"), "--tools", td("tools.json"), "--policy", td("collect.json"), "--record", fx2, "--output", "json")
-	r := tl(t, "", "replay", td("parallel.json"), "--fixture", fx2, "--policy", td("collect.json"), "--output", "json")
+	r = tl(t, "", "replay", td("parallel.json"), "--fixture", fx2, "--policy", td("collect.json"), "--output", "json")
 	if a, b := success(t, live)["result"], success(t, r)["result"]; !jsonEqual(a, b) {
 		t.Errorf("collect replay %#v, live %#v", b, a)
 	}
