@@ -99,9 +99,12 @@ func (b statusBar) View() string {
 // position describes where the cursor is, when there is no fresher note.
 func (b statusBar) position() string {
 	h := b.sess.hist
+	pi := b.sess.pausedIndex()
 	switch {
 	case h.len() == 0:
 		return "no events yet"
+	case pi >= 0 && pi == h.cursor() && pi < h.len()-1:
+		return fmt.Sprintf("paused at event %d; %d more emitted by other branches wait behind it", pi+1, h.len()-1-pi)
 	case b.sess.state == statePaused && b.sess.atNewest():
 		return fmt.Sprintf("paused at event %d", h.len())
 	case b.sess.atNewest():
