@@ -274,6 +274,10 @@ func TestPausedEventKeepsCursorWhileBranchesQueueBehindIt(t *testing.T) {
 	if selectedSeq(d.m) != 1 || !strings.Contains(plain(d.m), "Replay mismatch") {
 		t.Fatalf("the cursor must stay on the paused mismatch:\n%s", plain(d.m))
 	}
+	d.m.sess().note = "" // past the breakpoint note, the position shows
+	if !strings.Contains(plain(d.m), "paused at event 1;") || !strings.Contains(plain(d.m), "wait behind it") {
+		t.Fatalf("the status should say events wait behind the pause:\n%s", plain(d.m))
+	}
 	// Stepping releases the mismatch; the next held event becomes the pause.
 	d.keys("n")
 	d.until("at the next event", func(m Model) bool { return selectedSeq(m) == 2 && m.sess().state == statePaused })
