@@ -1000,7 +1000,10 @@ func (c *cli) replayAsk(ctx context.Context, f *runFlags) int {
 	}
 	req, _ := fx.ModelCalls[0].Request["model"].(string)
 	version := "1.0"
-	if fx.Program != nil && bytes.Contains(fx.Program, []byte(`"2.0"`)) {
+	var head struct {
+		SchemaVersion string `json:"schema_version"`
+	}
+	if json.Unmarshal(fx.Program, &head) == nil && head.SchemaVersion == "2.0" {
 		version = "2.0"
 	}
 	planner := &model.Planner{Transport: models, Model: req, SchemaVersion: version, MaxRepairs: len(fx.ModelCalls) - 1,
