@@ -1234,6 +1234,32 @@ func TestCLIAskRepair(t *testing.T) {
 	contains(t, "message", str(t, e, "message"), "did not produce a valid program after 2 attempts")
 }
 
+// TestCLIAskReplaySchemaVersions: an offline replay asks for the schema
+// version the recording asked for, whatever strings the program holds.
+func TestCLIAskReplaySchemaVersions(t *testing.T) {
+	noModelEnv(t)
+	for _, tc := range []struct {
+		program, version, want string
+	}{
+		{"v1_mentions_2_0.json", "1.0", "[\"2.0\",5]"},
+		{"v2_double.json", "2.0", "42"},
+	} {
+		t.Run(tc.program, func(t *testing.T) {
+			m := newFakeModel(t, readFile(t, td(tc.program)))
+			fx := filepath.Join(t.TempDir(), "ask.fixture.json")
+			r := tl(t, "", "ask", "Go", "--base-url", m.baseURL(), "--tools", td("tools.json"), "--schema-version", tc.version, "--record", fx, "--output", "json")
+			if got, _ := json.Marshal(success(t, r)["result"]); string(got) != tc.want {
+				t.Fatalf("ask: %s", r)
+			}
+			m.Close()
+			r = tl(t, "", "replay", "--fixture", fx, "--output", "json")
+			if got, _ := json.Marshal(success(t, r)["result"]); string(got) != tc.want {
+				t.Errorf("offline replay: %s", r)
+			}
+		})
+	}
+}
+
 func TestCLIModelProviderErrors(t *testing.T) {
 	noModelEnv(t)
 	t.Run("missing key", func(t *testing.T) {
