@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 
@@ -417,7 +418,7 @@ func (d *ToolDefinition) MarshalJSON() ([]byte, error) {
 	}
 	if d.InputSchema != nil {
 		b.WriteString(`,"input_schema":{`)
-		keys := sortedKeys(d.InputSchema)
+		keys := slices.Sorted(maps.Keys(d.InputSchema))
 		first := true
 		for _, k := range keys {
 			if k == "properties" {
@@ -528,13 +529,4 @@ func OrderedObject(raw []byte) ([]string, []json.RawMessage, error) {
 		return nil, nil, err
 	}
 	return keys, values, nil
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

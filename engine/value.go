@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -236,7 +238,7 @@ func pyRepr(b *strings.Builder, v any) {
 		}
 		b.WriteByte(']')
 	case map[string]any:
-		keys := sortedKeys(x)
+		keys := slices.Sorted(maps.Keys(x))
 		b.WriteByte('{')
 		for i, k := range keys {
 			if i > 0 {

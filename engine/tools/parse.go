@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"slices"
@@ -186,7 +187,7 @@ func (p *parser) behavior(path string, v any, def *engine.ToolDefinition) (step,
 	if !ok {
 		return step{}, p.errorf(path, "a behavior must be an object, got %s", engine.TypeName(v))
 	}
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if !behaviorFields[k] {
 			hint := ""
 			if k == "error" || k == "message" {
@@ -320,7 +321,7 @@ func (p *parser) table(path string, v any) ([]row, error) {
 		if !ok {
 			return nil, p.errorf(rp, `a row must be an object {"arguments": {...}, "output": V}, got %s`, engine.TypeName(item))
 		}
-		for _, k := range sortedKeys(m) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			if k != "arguments" && k != "output" {
 				return nil, p.errorf(rp, `unknown field %q (a row has "arguments" and "output")`, k)
 			}
@@ -373,7 +374,7 @@ func (p *parser) step(path string, v any, def *engine.ToolDefinition) (step, err
 	if !ok {
 		return step{}, p.errorf(path, "a step must be an object, got %s", engine.TypeName(v))
 	}
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if !stepFields[k] {
 			return step{}, p.errorf(path, "unknown field %q (a step has %s)", k, fieldList(stepFields))
 		}
@@ -439,13 +440,4 @@ func fieldList(fields map[string]bool) string {
 	}
 	sort.Strings(keys)
 	return strings.Join(keys, ", ")
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
