@@ -1270,6 +1270,38 @@ func TestCLIModelProviderErrors(t *testing.T) {
 		r = tl(t, "", "ask", "What is 2 plus 3?", "--base-url", "https://api.example.com/v1").expect(t, exitProvider)
 		contains(t, "stderr", r.stderr, "provider error", "OPENAI_API_KEY")
 	})
+	t.Run("endpoint refuses", func(t *testing.T) {
+		const key = "sk-test-0123456789abcdefghijklmnopqrstuv"
+		var auth atomic.Value
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			auth.Store(r.Header.Get("Authorization"))
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprintf(w, `{"error": {"message": "Incorrect API key provided: %s", "type": "invalid_request_error"}}`, key)
+		}))
+		defer srv.Close()
+		r := tl(t, "", "generate", "What is 2 plus 3?", "--base-url", srv.URL+"/v1", "--api-key", key).expect(t, exitProvider)
+		if auth.Load() != "Bearer "+key {
+			t.Errorf("Authorization sent: %v", auth.Load())
+		}
+		contains(t, "stderr", r.stderr, "provider error", "401")
+		lacks(t, "stderr", r.stderr, key)
+		noCrash(t, r)
+		// The key may also come from the environment.
+		t.Setenv("OPENAI_API_KEY", key)
+		r = tl(t, "", "ask", "What is 2 plus 3?", "--base-url", srv.URL+"/v1", "--output", "json").expect(t, exitProvider)
+		failure(t, r, "provider", str(t, decode(t, r.stdout), "error", "type"))
+		lacks(t, "stdout", r.stdout, key)
+	})
+	t.Run("endpoint speaks something else", func(t *testing.T) {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"choices": []}`)
+		}))
+		defer srv.Close()
+		r := tl(t, "", "generate", "What is 2 plus 3?", "--base-url", srv.URL+"/v1", "--output", "json").expect(t, exitProvider)
+		failure(t, r, "provider", "ProviderResponseError")
+	})
 	t.Run("unreachable", func(t *testing.T) {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
