@@ -5,8 +5,11 @@ package engine_test
 //   - TestTraceGolden runs the scenarios of testdata/trace/*.json against
 //     the scripted toolbox testdata/trace/toolbox.json with a memory sink,
 //     groups the events by body branch and compares them line by line with
-//     testdata/trace/NAME.golden (kind, site, tool, attempt n/max, delay,
-//     error type, reason, cause; never a time). Regenerate with
+//     testdata/trace/NAME.golden: kind, site (path, iterations, #attempt),
+//     node, tool, attempt n/max, delay_ms, error type, cancel message,
+//     reason, cause, outcome, the output of attempts and of the run, the
+//     counters of run.end and limit.exceeded, event data; never a time or a
+//     duration. Regenerate with
 //
 //     go test -run TraceGolden ./engine/ -update
 //
@@ -306,19 +309,19 @@ func TestTraceNodeEnterExitPaired(t *testing.T) {
 				case tracer.NodeExit:
 					stack := open[e.Branch]
 					if len(stack) == 0 {
-						t.Errorf("branch %d: %s closes no open node", e.Branch, describe(e))
+						t.Errorf("branch %d: %s closes no open node", e.Branch, traceDescribe(e))
 						continue
 					}
 					top := stack[len(stack)-1]
 					open[e.Branch] = stack[:len(stack)-1]
 					if top.Site.String() != e.Site.String() || top.Node != e.Node {
-						t.Errorf("branch %d: %s closes %s", e.Branch, describe(e), describe(top))
+						t.Errorf("branch %d: %s closes %s", e.Branch, traceDescribe(e), traceDescribe(top))
 					}
 				}
 			}
 			for br, stack := range open {
 				for _, e := range stack {
-					t.Errorf("branch %d: %s never exits", br, describe(e))
+					t.Errorf("branch %d: %s never exits", br, traceDescribe(e))
 				}
 			}
 		})
@@ -592,9 +595,9 @@ func (r *gatedRun) calls() int {
 	return n
 }
 
-// startsBefore counts tool.attempt.start events with Seq below seq: the
+// traceStartsBefore counts tool.attempt.start events with Seq below seq: the
 // attempts the gate has released while it holds event seq.
-func startsBefore(events []*tracer.Event, seq uint64) int {
+func traceStartsBefore(events []*tracer.Event, seq uint64) int {
 	n := 0
 	for _, e := range events {
 		if e.Kind == tracer.ToolAttemptStart && e.Seq < seq {
@@ -604,7 +607,7 @@ func startsBefore(events []*tracer.Event, seq uint64) int {
 	return n
 }
 
-func describe(e *tracer.Event) string {
+func traceDescribe(e *tracer.Event) string {
 	if e == nil {
 		return "<nil>"
 	}
@@ -645,7 +648,7 @@ func gateStepsLiveRun(t *testing.T, src string) {
 
 	p := r.mustPause()
 	if p.e.Kind != tracer.RunStart || p.e.Seq != 1 || p.hit != nil {
-		t.Fatalf("first pause at %s (hit %v), want run.start #1 without breakpoint", describe(p.e), p.hit)
+		t.Fatalf("first pause at %s (hit %v), want run.start #1 without breakpoint", traceDescribe(p.e), p.hit)
 	}
 	// Held: nothing moves while the gate holds the run.
 	time.Sleep(30 * time.Millisecond)
@@ -656,7 +659,7 @@ func gateStepsLiveRun(t *testing.T, src string) {
 		t.Fatalf("%d tool calls while paused at run.start, want 0", n)
 	}
 	if g := r.gate.Paused(); g != p.e {
-		t.Fatalf("Paused() = %s, want %s", describe(g), describe(p.e))
+		t.Fatalf("Paused() = %s, want %s", traceDescribe(g), traceDescribe(p.e))
 	}
 
 	// Step to three events past flaky's second attempt, then continue.
@@ -671,20 +674,20 @@ func gateStepsLiveRun(t *testing.T, src string) {
 		r.gate.Step()
 		p := r.mustPause()
 		if p.e.Seq != prev.Seq+1 {
-			t.Fatalf("step %d: paused at %s after %s, want the next event", i+1, describe(p.e), describe(prev))
+			t.Fatalf("step %d: paused at %s after %s, want the next event", i+1, traceDescribe(p.e), traceDescribe(prev))
 		}
 		events := r.mem.Events()
 		if len(events) != int(p.e.Seq) {
-			t.Fatalf("step %d: %d events in the sink while paused at %s, want exactly %d (one per step)", i+1, len(events), describe(p.e), p.e.Seq)
+			t.Fatalf("step %d: %d events in the sink while paused at %s, want exactly %d (one per step)", i+1, len(events), traceDescribe(p.e), p.e.Seq)
 		}
-		if got, want := r.calls(), startsBefore(events, p.e.Seq); got != want {
-			t.Fatalf("step %d: paused at %s: %d tool calls, want %d (one per released tool.attempt.start)", i+1, describe(p.e), got, want)
+		if got, want := r.calls(), traceStartsBefore(events, p.e.Seq); got != want {
+			t.Fatalf("step %d: paused at %s: %d tool calls, want %d (one per released tool.attempt.start)", i+1, traceDescribe(p.e), got, want)
 		}
 		if p.e.Kind == tracer.ToolAttemptStart && r.calls() != callsBefore {
-			t.Fatalf("step %d: the tool ran before its start %s was released", i+1, describe(p.e))
+			t.Fatalf("step %d: the tool ran before its start %s was released", i+1, traceDescribe(p.e))
 		}
 		if prev.Kind == tracer.ToolAttemptStart && r.calls() != callsBefore+1 {
-			t.Fatalf("step %d: releasing %s made %d calls, want 1", i+1, describe(prev), r.calls()-callsBefore)
+			t.Fatalf("step %d: releasing %s made %d calls, want 1", i+1, traceDescribe(prev), r.calls()-callsBefore)
 		}
 		if p.e.Kind == tracer.ToolAttemptStart && p.e.Tool == "flaky" && p.e.Site.Attempt == 2 {
 			sawSecondAttempt = true
@@ -695,7 +698,7 @@ func gateStepsLiveRun(t *testing.T, src string) {
 	n, c := r.mem.Len(), r.calls()
 	time.Sleep(30 * time.Millisecond)
 	if r.mem.Len() != n || r.calls() != c {
-		t.Fatalf("the run moved while paused at %s: events %d -> %d, calls %d -> %d", describe(prev), n, r.mem.Len(), c, r.calls())
+		t.Fatalf("the run moved while paused at %s: events %d -> %d, calls %d -> %d", traceDescribe(prev), n, r.mem.Len(), c, r.calls())
 	}
 
 	r.gate.Continue()
@@ -711,9 +714,9 @@ func gateStepsLiveRun(t *testing.T, src string) {
 	}
 	events := r.mem.Events()
 	if last := events[len(events)-1]; last.Kind != tracer.RunEnd || last.Error != nil {
-		t.Errorf("last event %s, want a successful run.end", describe(last))
+		t.Errorf("last event %s, want a successful run.end", traceDescribe(last))
 	}
-	if got, want := r.calls(), startsBefore(events, ^uint64(0)); got != want {
+	if got, want := r.calls(), traceStartsBefore(events, ^uint64(0)); got != want {
 		t.Errorf("%d tool calls for %d tool.attempt.start events", got, want)
 	}
 }
@@ -740,19 +743,19 @@ func TestGatePausesMidFlight(t *testing.T) {
 	}
 	n, c := r.mem.Len(), r.calls()
 	if n != int(p.e.Seq) {
-		t.Fatalf("%d events while paused at %s", n, describe(p.e))
+		t.Fatalf("%d events while paused at %s", n, traceDescribe(p.e))
 	}
 	time.Sleep(50 * time.Millisecond)
 	if r.mem.Len() != n || r.calls() != c || r.tb.Active("slow") != 0 {
 		t.Fatalf("the run moved while paused at %s: events %d -> %d, calls %d -> %d, active %d",
-			describe(p.e), n, r.mem.Len(), c, r.calls(), r.tb.Active("slow"))
+			traceDescribe(p.e), n, r.mem.Len(), c, r.calls(), r.tb.Active("slow"))
 	}
 	for i := 0; i < 4; i++ {
 		prev := p.e
 		r.gate.Step()
 		p = r.mustPause()
 		if p.e.Seq != prev.Seq+1 || r.mem.Len() != int(p.e.Seq) {
-			t.Fatalf("step %d: paused at %s after %s with %d events", i+1, describe(p.e), describe(prev), r.mem.Len())
+			t.Fatalf("step %d: paused at %s after %s with %d events", i+1, traceDescribe(p.e), traceDescribe(prev), r.mem.Len())
 		}
 	}
 	r.gate.Continue()
@@ -781,8 +784,8 @@ func TestGateStepParallelNeverCallsAhead(t *testing.T) {
 		if !ok {
 			break
 		}
-		if got, max := r.calls(), startsBefore(r.mem.Events(), p.e.Seq); got > max {
-			t.Fatalf("paused at %s: %d tool calls but only %d tool.attempt.start released", describe(p.e), got, max)
+		if got, max := r.calls(), traceStartsBefore(r.mem.Events(), p.e.Seq); got > max {
+			t.Fatalf("paused at %s: %d tool calls but only %d tool.attempt.start released", traceDescribe(p.e), got, max)
 		}
 		steps++
 		r.gate.Step()
@@ -848,17 +851,17 @@ func TestGateBreakpoints(t *testing.T) {
 					break
 				}
 				if p.hit == nil || p.hit.Kind != tc.bp.Kind || p.hit.ID != tc.bp.ID {
-					t.Errorf("paused at %s by %v, want by %v", describe(p.e), p.hit, tc.bp)
+					t.Errorf("paused at %s by %v, want by %v", traceDescribe(p.e), p.hit, tc.bp)
 				}
 				if len(got) == 0 {
 					if n := r.calls(); n != tc.calls {
-						t.Errorf("first pause at %s after %d tool calls, want %d", describe(p.e), n, tc.calls)
+						t.Errorf("first pause at %s after %d tool calls, want %d", traceDescribe(p.e), n, tc.calls)
 					}
 					// Held at the breakpoint: no event and no call.
 					n, c := r.mem.Len(), r.calls()
 					time.Sleep(20 * time.Millisecond)
 					if r.mem.Len() != n || r.calls() != c {
-						t.Errorf("the run moved while paused at %s", describe(p.e))
+						t.Errorf("the run moved while paused at %s", traceDescribe(p.e))
 					}
 				}
 				got = append(got, traceLine(p.e))
@@ -912,7 +915,7 @@ func TestGateCancelWhilePaused(t *testing.T) {
 			case <-r.done:
 			case <-time.After(guard):
 				t.Errorf("Eval did not return within %v of the cancellation while paused at %s; now paused at %s",
-					guard, describe(p.e), describe(r.gate.Paused()))
+					guard, traceDescribe(p.e), traceDescribe(r.gate.Paused()))
 				r.gate.SetStepping(false)
 				r.gate.Continue() // let the test end
 				<-r.done
@@ -923,10 +926,10 @@ func TestGateCancelWhilePaused(t *testing.T) {
 			// run.end still reaches the sinks, though nothing waits on it.
 			events := r.mem.Events()
 			if last := events[len(events)-1]; last.Kind != tracer.RunEnd || last.Error == nil || last.Error.Type != "CancelledError" {
-				t.Errorf("last event %s, want run.end with CancelledError", describe(last))
+				t.Errorf("last event %s, want run.end with CancelledError", traceDescribe(last))
 			}
 			if r.calls() != held {
-				t.Errorf("%d tool calls after the cancellation (the held %s must never run)", r.calls()-held, describe(p.e))
+				t.Errorf("%d tool calls after the cancellation (the held %s must never run)", r.calls()-held, traceDescribe(p.e))
 			}
 		})
 	}
