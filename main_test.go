@@ -594,6 +594,20 @@ func TestCLIRecordReplay(t *testing.T) {
 		contains(t, "stderr", r.stderr, "program changed since recording")
 	})
 
+	t.Run("traced", func(t *testing.T) {
+		tr := filepath.Join(dir, "replay.jsonl")
+		tl(t, "", "replay", td("fetch.json"), "--fixture", fx, "--policy", td("retry.json"), "--trace", tr).expect(t, exitOK)
+		_, events := traceLines(t, tr)
+		if ks := kinds(events); count(ks, "replay.match") != 2 || ks[len(ks)-1] != "run.end" {
+			t.Errorf("replay trace kinds: %v", ks)
+		}
+		tl(t, "", "replay", td("fetch_drifted.json"), "--fixture", fx, "--policy", td("retry.json"), "--trace", tr).expect(t, exitExecution)
+		_, events = traceLines(t, tr)
+		if ks := kinds(events); count(ks, "replay.mismatch") != 1 || ks[len(ks)-1] != "run.end" {
+			t.Errorf("drift trace kinds: %v", ks)
+		}
+	})
+
 	t.Run("changed program warns before it runs", func(t *testing.T) {
 		// Different bytes, same calls: the replay succeeds, with a warning.
 		changed := filepath.Join(dir, "fetch_renamed.json")
