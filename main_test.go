@@ -437,6 +437,11 @@ func TestCLIExecuteCollect(t *testing.T) {
 	if err := dec.Decode(&list); err != nil || !jsonEqual(list, want) {
 		t.Errorf("text collect outcomes: %v %s", err, r)
 	}
+	// One branch at a time gives the same outcomes, in the same order.
+	r = tl(t, "", "execute", td("parallel.json"), "--tools", td("tools.json"), "--policy", td("collect.json"), "--max-concurrency", "1", "--output", "json")
+	if got := success(t, r)["result"]; !jsonEqual(got, want) {
+		t.Errorf("collect with --max-concurrency 1: %s", r)
+	}
 	// The default policy raises the first failure.
 	r = tl(t, "", "execute", td("parallel.json"), "--tools", td("tools.json"), "--output", "json").expect(t, exitExecution)
 	failure(t, r, "execution", "ToolExecutionError")
