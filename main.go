@@ -20,6 +20,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -1074,7 +1075,7 @@ func (c *cli) debugSpec(ctx context.Context, f *runFlags, prog *engine.Program, 
 	if f.replayFixture != "" {
 		mode = "replay"
 	}
-	var current *session
+	var current atomic.Pointer[session] // set by the run, read by the debugger's accept
 	spec := tui.RunSpec{Name: name, Mode: mode, Outline: outline(prog), Policy: engine.Summary(pol, engine.Limits{})}
 	spec.Run = func(ctx context.Context, t *tracer.Tracer) (any, error) {
 		s, err := f.prepare(ctx, c, prog, source, t)
@@ -1082,19 +1083,38 @@ func (c *cli) debugSpec(ctx context.Context, f *runFlags, prog *engine.Program, 
 			return nil, err
 		}
 		defer s.close()
-		current = s
+		if s.recorder == nil {
+			// Always record, so the save dialog can write a fixture.
+			s.recorder = replay.NewRecorder(s.provider)
+			s.provider = s.recorder
+			s.opts.Clock = s.recorder.Clock(s.opts.Clock)
+		}
+		current.Store(s)
 		res, err := engine.Eval(ctx, prog, s.provider, s.opts)
 		if ferr := s.finish(c, f); ferr != nil && err == nil {
 			err = ferr
 		}
 		return res, err
 	}
+	rules := fixtures.DefaultRules()
+	if f.rules != "" {
+		if rules, err = fixtures.LoadRules(f.rules); err != nil {
+			return tui.RunSpec{}, nil, &inputError{err}
+		}
+	}
+	spec.Saver = tui.FixtureSaver(func() *fixtures.Fixture {
+		if s := current.Load(); s != nil && s.recorder != nil {
+			return s.recorder.Fixture(source)
+		}
+		return nil
+	}, rules)
 	if f.replayFixture != "" {
 		spec.AcceptMismatch = func(*tracer.Event) error {
-			if current == nil || current.replay == nil {
+			s := current.Load()
+			if s == nil || s.replay == nil {
 				return errors.New("no replay is running")
 			}
-			current.replay.Accept()
+			s.replay.Accept()
 			return nil
 		}
 	}

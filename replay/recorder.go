@@ -135,13 +135,38 @@ func (c *recordingClock) AfterFunc(d time.Duration, f func()) func() bool {
 
 // NamedAfterFunc records the deadline when it fires.
 func (c *recordingClock) NamedAfterFunc(name string, d time.Duration, f func()) func() bool {
-	return c.inner.AfterFunc(d, func() {
+	after := c.inner.AfterFunc
+	if nc, ok := c.inner.(engine.NamedClock); ok {
+		after = func(d time.Duration, f func()) func() bool { return nc.NamedAfterFunc(name, d, f) }
+	}
+	return after(d, func() {
 		c.r.mu.Lock()
 		c.r.seq++
 		c.r.timers = append(c.r.timers, fixtures.Timer{Site: "@" + name, DelayMS: float64(d) / float64(time.Millisecond), Completed: c.r.seq})
 		c.r.mu.Unlock()
 		f()
 	})
+}
+
+// The scheduling reports go through to a replaying clock underneath (a
+// replay being re-recorded), which needs them to stay deterministic.
+
+// Started forwards to the inner clock's Scheduler, if any.
+func (c *recordingClock) Started() { c.sched(func(s engine.Scheduler) { s.Started() }) }
+
+// Finished forwards to the inner clock's Scheduler, if any.
+func (c *recordingClock) Finished() { c.sched(func(s engine.Scheduler) { s.Finished() }) }
+
+// Blocked forwards to the inner clock's Scheduler, if any.
+func (c *recordingClock) Blocked() { c.sched(func(s engine.Scheduler) { s.Blocked() }) }
+
+// Unblocked forwards to the inner clock's Scheduler, if any.
+func (c *recordingClock) Unblocked() { c.sched(func(s engine.Scheduler) { s.Unblocked() }) }
+
+func (c *recordingClock) sched(f func(engine.Scheduler)) {
+	if s, ok := c.inner.(engine.Scheduler); ok {
+		f(s)
+	}
 }
 
 // RecordModel wraps a model transport so its requests and responses go

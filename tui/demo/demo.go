@@ -11,6 +11,7 @@ import (
 	"embed"
 	"fmt"
 	"io"
+	"sync/atomic"
 
 	"github.com/treelang/treelang/engine"
 	"github.com/treelang/treelang/engine/tools"
@@ -85,19 +86,27 @@ func Toolbox() *tools.Toolbox {
 // scenarios accept drifting calls through the returned replay when
 // interactive is set.
 func (s Scenario) Run(ctx context.Context, em engine.Emitter, interactive bool) (any, *replay.ToolReplay, error) {
-	opts := engine.Options{Policy: s.Policy, Limits: s.Limits, Tracer: em}
-	var provider engine.ToolProvider = Toolbox()
-	var rp *replay.ToolReplay
-	if s.Fixture != nil {
-		var err error
-		rp, err = replay.NewToolReplay(cloneFixture(s.Fixture), replay.Options{Tracer: em, Interactive: interactive})
-		if err != nil {
-			return nil, nil, err
-		}
-		provider, opts.Clock = rp, rp.Clock()
+	provider, opts, rp, err := s.prepare(em, interactive)
+	if err != nil {
+		return nil, nil, err
 	}
 	v, err := engine.Eval(ctx, s.Program, provider, opts)
 	return v, rp, err
+}
+
+// prepare builds the scenario's provider (a fresh toolbox, or a replay of
+// its fixture) and options.
+func (s Scenario) prepare(em engine.Emitter, interactive bool) (engine.ToolProvider, engine.Options, *replay.ToolReplay, error) {
+	opts := engine.Options{Policy: s.Policy, Limits: s.Limits, Tracer: em}
+	if s.Fixture == nil {
+		return Toolbox(), opts, nil, nil
+	}
+	rp, err := replay.NewToolReplay(cloneFixture(s.Fixture), replay.Options{Tracer: em, Interactive: interactive})
+	if err != nil {
+		return nil, opts, nil, err
+	}
+	opts.Clock = rp.Clock()
+	return rp, opts, rp, nil
 }
 
 func cloneFixture(f *fixtures.Fixture) *fixtures.Fixture {
@@ -133,19 +142,33 @@ func Runs() []tui.RunSpec {
 		if s.Fixture != nil {
 			mode = "replay"
 		}
-		var current *replay.ToolReplay
+		var current atomic.Pointer[replay.ToolReplay] // set by the run, read by the debugger
+		var recorder atomic.Pointer[replay.Recorder]
 		spec := tui.RunSpec{Name: s.Name, Mode: mode, Outline: Outline(s.Program), Policy: engine.Summary(s.Policy, s.Limits)}
 		spec.Run = func(ctx context.Context, t *tracer.Tracer) (any, error) {
-			v, rp, err := s.Run(ctx, t, true)
-			current = rp
-			return v, err
+			provider, opts, rp, err := s.prepare(t, true)
+			if err != nil {
+				return nil, err
+			}
+			current.Store(rp)
+			rec := replay.NewRecorder(provider)
+			recorder.Store(rec)
+			opts.Clock = rec.Clock(opts.Clock)
+			return engine.Eval(ctx, s.Program, rec, opts)
 		}
+		spec.Saver = tui.FixtureSaver(func() *fixtures.Fixture {
+			if rec := recorder.Load(); rec != nil {
+				return rec.Fixture(s.Source)
+			}
+			return nil
+		}, fixtures.DefaultRules())
 		if s.Fixture != nil {
 			spec.AcceptMismatch = func(*tracer.Event) error {
-				if current == nil {
+				rp := current.Load()
+				if rp == nil {
 					return fmt.Errorf("no replay is running")
 				}
-				current.Accept()
+				rp.Accept()
 				return nil
 			}
 		}
