@@ -2,8 +2,9 @@ package main
 
 // End-to-end tests of the treelang CLI. Most call run in-process with
 // buffers; the few that need a real process (a signal, an MCP server on
-// stdio) use the binary built once by TestMain. The programs, toolboxes,
-// policies and fixtures they use live under testdata/cli/.
+// stdio or HTTP) use the binary that binary() builds on first use and
+// TestMain removes. The programs, toolboxes, policies and fixtures they
+// use live under testdata/cli/.
 
 import (
 	"bufio"
@@ -1058,18 +1059,18 @@ func TestCLIRedactionRules(t *testing.T) {
 	in := filepath.Join(dir, "orders.fixture.json")
 	os.WriteFile(in, []byte(`{"tools": [{"name": "lookup", "properties": {"q": {"type": "string"}}}],
 		"calls": [{"name": "lookup", "arguments": {"q": "status of ord-123456"}, "output": "shipped"}]}`), 0o644)
-	cli := func(args ...string) result { return tl(t, "", args...) }
-	cli("redact", "--check", in).expect(t, exitOK)
-	r = cli("redact", "--check", in, "--rules", td("rules.json")).expect(t, exitCheck)
+	do := func(args ...string) result { return tl(t, "", args...) }
+	do("redact", "--check", in).expect(t, exitOK)
+	r = do("redact", "--check", in, "--rules", td("rules.json")).expect(t, exitCheck)
 	contains(t, "stdout", r.stdout, "calls[0].arguments.q", "order_id")
 	out := filepath.Join(dir, "orders.clean.json")
-	cli("redact", in, "--rules", td("rules.json"), "-o", out).expect(t, exitOK)
+	do("redact", in, "--rules", td("rules.json"), "-o", out).expect(t, exitOK)
 	contains(t, "redacted", readFile(t, out), `"status of [REDACTED]"`)
 
 	// A bad rules file stops the run before any tool is called.
 	tr := filepath.Join(dir, "bad.jsonl")
 	fx2 := filepath.Join(dir, "bad.fixture.json")
-	r = cli("execute", td("fetch.json"), "--tools", td("flaky_tools.json"), "--record", fx2, "--trace", tr, "--rules", td("bad_rules.json")).expect(t, exitInput)
+	r = do("execute", td("fetch.json"), "--tools", td("flaky_tools.json"), "--record", fx2, "--trace", tr, "--rules", td("bad_rules.json")).expect(t, exitInput)
 	contains(t, "stderr", r.stderr, "bad_rules.json", "/keys")
 	if r.stdout != "" {
 		t.Errorf("the program ran: %s", r)
@@ -1079,7 +1080,7 @@ func TestCLIRedactionRules(t *testing.T) {
 			t.Errorf("%s was written", name)
 		}
 	}
-	r = cli("redact", in, "--rules", td("bad_rules.json")).expect(t, exitInput)
+	r = do("redact", in, "--rules", td("bad_rules.json")).expect(t, exitInput)
 	contains(t, "stderr", r.stderr, "bad_rules.json")
 }
 
