@@ -40,7 +40,7 @@ func main() {
 		// A run allocates small argument maps at a high rate over a small
 		// live heap; collecting less often makes long maps markedly faster
 		// while memory stays proportional to the program and its result.
-		debug.SetGCPercent(400)
+		debug.SetGCPercent(200)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
