@@ -292,6 +292,11 @@ func TestCLIExecuteProgramSources(t *testing.T) {
 		t.Errorf("list result: %s", r)
 	}
 	contains(t, "stdout", r.stdout, `"<a&b> héllo ✓"`, "123456789012345678901234567890")
+	// An empty body gives the empty list.
+	r = tl(t, `{"type": "program", "mode": "single", "body": []}`, "execute", "-", "--output", "json")
+	if v, ok := success(t, r)["result"].([]any); !ok || len(v) != 0 {
+		t.Errorf("empty body: %s", r)
+	}
 	// Flags may come after or before PROGRAM.
 	r = tl(t, readFile(t, td("add_2_3.json")), "execute", "--output", "json", "-", "--tools", td("tools.json"))
 	if v := success(t, r)["result"]; v != json.Number("5") {
@@ -413,6 +418,13 @@ func TestCLIExecuteExecutionErrors(t *testing.T) {
 		r := tl(t, "", "execute", td("slow.json"), "--tools", td("slow_tools.json"), "--timeout", "0.2", "--output", "json").expect(t, exitExecution)
 		e := failure(t, r, "execution", "ExecutionLimitError")
 		contains(t, "message", e["message"].(string), "limit exceeded")
+	})
+	t.Run("result with no JSON form", func(t *testing.T) {
+		lambda := `{"type": "program", "mode": "single", "body": [{"type": "lambda", "params": ["x"],
+			"body": {"type": "function", "name": "f", "params": [{"type": "value", "name": "x", "value": null}]}}]}`
+		r := tl(t, lambda, "execute", "-", "--output", "json").expect(t, exitExecution)
+		e := failure(t, r, "execution", "TypeError")
+		contains(t, "message", e["message"].(string), "not JSON serializable")
 	})
 	t.Run("collect on a single program", func(t *testing.T) {
 		r := tl(t, "", "execute", td("boom.json"), "--tools", td("tools.json"), "--policy", td("collect.json"), "--output", "json").expect(t, exitInput)
