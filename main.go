@@ -894,18 +894,23 @@ func (c *cli) ask(ctx context.Context, args []string, execute bool) int {
 	if err != nil {
 		return c.fail(err, nil)
 	}
-	pol := engine.Policy{}
+	// Policy and limits are checked before the model is asked, and the
+	// MCP idempotent hints (--trust-idempotent-hints) add to the policy.
+	pol, lim, err := f.policyAndLimits(c)
+	if err != nil {
+		return c.fail(err, nil)
+	}
 	live, closeFn, err := f.provider(ctx, c, &pol)
 	if err != nil {
 		return c.fail(err, nil)
 	}
 	defer closeFn()
-	return c.planAndRun(ctx, f, m, question, transport, live, execute, *debug)
+	return c.planAndRun(ctx, f, m, question, transport, live, pol, lim, execute, *debug)
 }
 
 // planAndRun plans a program for question and, for ask, executes it; with
 // --record, the model calls and the tool calls go into one fixture.
-func (c *cli) planAndRun(ctx context.Context, f *runFlags, m *modelFlags, question string, transport engine.ModelTransport, live engine.ToolProvider, execute, debug bool) int {
+func (c *cli) planAndRun(ctx context.Context, f *runFlags, m *modelFlags, question string, transport engine.ModelTransport, live engine.ToolProvider, pol engine.Policy, lim engine.Limits, execute, debug bool) int {
 	var rec *replay.Recorder
 	if f.record != "" {
 		rec = replay.NewRecorder(live)
@@ -951,9 +956,7 @@ func (c *cli) planAndRun(ctx context.Context, f *runFlags, m *modelFlags, questi
 	}
 	fmt.Fprintf(c.stderr, "treelang: planned program:\n%s\n", plan.Program)
 	s := &session{prog: prog, source: plan.Program, provider: live}
-	if s.opts.Policy, s.opts.Limits, err = f.policyAndLimits(c); err != nil {
-		return c.fail(err, nil)
-	}
+	s.opts.Policy, s.opts.Limits = pol, lim
 	if rec != nil {
 		s.opts.Clock = rec.Clock(nil)
 	}
