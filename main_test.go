@@ -1182,6 +1182,24 @@ func TestCLIGenerateAsk(t *testing.T) {
 		}
 	})
 
+	t.Run("ask with a policy", func(t *testing.T) {
+		fm := newFakeModel(t, readFile(t, td("fetch.json")))
+		r := tl(t, "", "ask", "Fetch the book", "--base-url", fm.baseURL(), "--tools", td("flaky_tools.json"), "--policy", td("retry.json"), "--output", "json")
+		if v := success(t, r)["result"]; v != "fetched" {
+			t.Errorf("ask with retries: %s", r)
+		}
+		// Bad policies and limits are input errors found before the model
+		// is asked.
+		before := fm.requests.Load()
+		r = tl(t, "", "ask", "Fetch the book", "--base-url", fm.baseURL(), "--tools", td("flaky_tools.json"), "--max-tool-calls", "0").expect(t, exitInput)
+		contains(t, "stderr", r.stderr, "--max-tool-calls")
+		r = tl(t, "", "ask", "Fetch the book", "--base-url", fm.baseURL(), "--policy", td("bad_policy.json"), "--output", "json").expect(t, exitInput)
+		failure(t, r, "input", "ValueError")
+		if n := fm.requests.Load() - before; n != 0 {
+			t.Errorf("%d model requests for invalid input", n)
+		}
+	})
+
 	t.Run("ask without the tools", func(t *testing.T) {
 		r := tl(t, "", "ask", "What is 2 plus 3?", "--base-url", m.baseURL(), "--output", "json").expect(t, exitExecution)
 		failure(t, r, "execution", "ToolNotFoundError")
