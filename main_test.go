@@ -1464,6 +1464,30 @@ func TestCLIToolsServeHTTP(t *testing.T) {
 	failure(t, r, "provider", "ProviderResponseError")
 }
 
+// TestCLITrustIdempotentHints: a tool whose MCP annotations claim it is
+// idempotent is retried only with --trust-idempotent-hints, in execute
+// and in ask.
+func TestCLITrustIdempotentHints(t *testing.T) {
+	noModelEnv(t)
+	bin := binary(t)
+	tools, err := filepath.Abs(td("hinted_tools.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := bin + " tools serve --tools " + tools
+	r := tl(t, "", "execute", td("fetch.json"), "--mcp-stdio", server, "--policy", td("retry_any.json"), "--output", "json").expect(t, exitExecution)
+	failure(t, r, "execution", "ToolExecutionError")
+	r = tl(t, "", "execute", td("fetch.json"), "--mcp-stdio", server, "--policy", td("retry_any.json"), "--trust-idempotent-hints", "--output", "json")
+	if v := success(t, r)["result"]; v != "fetched" {
+		t.Errorf("execute trusting the hint: %s", r)
+	}
+	m := newFakeModel(t, readFile(t, td("fetch.json")))
+	r = tl(t, "", "ask", "Fetch the book", "--base-url", m.baseURL(), "--mcp-stdio", server, "--policy", td("retry_any.json"), "--trust-idempotent-hints", "--output", "json")
+	if v := success(t, r)["result"]; v != "fetched" {
+		t.Errorf("ask trusting the hint: %s", r)
+	}
+}
+
 // TestCLIToolsServeProtocol talks to `tools serve` directly: an MCP
 // initialize, then tools/list, over newline-delimited JSON-RPC.
 func TestCLIToolsServeProtocol(t *testing.T) {
