@@ -489,59 +489,36 @@ func isSimple(n Node) bool {
 
 // invoke calls a tool under the retry policy (reference §5.2). Arguments
 // are evaluated once by the caller and reused for every attempt.
+//
+// Event construction lives in the trace* helpers, out of this frame: a
+// branch goroutine runs this function with a small stack, and a large
+// frame would make every such goroutine grow (copy) its stack.
 func (r *run) invoke(ctx context.Context, sc *scope, path string, iter []int, name string, args map[string]any, depth int) (any, error) {
-	attempts := 1
+	at := attempt{site: tracer.Site{Path: path, Iter: iter}, name: name, attempts: 1, branch: sc.branch, depth: depth}
 	if r.idempotent != nil && r.idempotent[name] {
-		attempts = r.policy.Retry.MaxAttempts
+		at.attempts = r.policy.Retry.MaxAttempts
 	}
-	site := tracer.Site{Path: path, Iter: iter}
+	call := &Call{Tool: name, Arguments: args}
 	for a := 1; ; a++ {
 		n := r.toolCalls.Add(1)
 		if max := r.limits.MaxToolCalls; max > 0 && n > max {
 			return nil, r.limitErr("tool_calls", max, tracer.Site{Path: path, Iter: iter, Attempt: a}, sc.branch)
 		}
-		site.Attempt = a
-		call := &Call{Tool: name, Arguments: args, Site: site}
-		var start time.Time
+		at.site.Attempt = a
+		call.Site = at.site
 		if r.tr != nil {
-			start = r.clock.Now()
-			if err := r.tr.Emit(ctx, &tracer.Event{Kind: tracer.ToolAttemptStart, Site: site, Tool: name, Arguments: args,
-				Requested: attempts, Branch: sc.branch, Depth: depth, Counters: r.counters()}); err != nil {
+			if err := r.traceAttemptStart(ctx, &at, args); err != nil {
 				return nil, err
 			}
 		}
-		actx, stop := ctx, func() {}
-		var attemptCancel context.CancelCauseFunc
-		if d := r.policy.Retry.AttemptTimeout; d > 0 {
-			actx, attemptCancel = context.WithCancelCause(ctx)
-			stopTimer := r.clock.AfterFunc(d, func() { attemptCancel(errAttemptTimeout) })
-			stop = func() { stopTimer(); attemptCancel(nil) }
-		}
-		out, err := r.prov.CallTool(actx, call)
-		if err != nil && attemptCancel != nil && ctx.Err() == nil && context.Cause(actx) == errAttemptTimeout {
-			err = &Error{Type: TimeoutError, Path: path, Message: "Tool '" + name + "' attempt " + formatInt(int64(a)) + " timed out after " + r.policy.Retry.AttemptTimeout.String()}
-		}
-		stop()
+		out, err := r.callOnce(ctx, call, path)
 		if err == nil && ctx.Err() != nil {
 			err = ctx.Err() // cancelled while the provider was answering
 		}
 		cancelled := ctx.Err() != nil || (err != nil && IsCancellation(err))
-		final := err == nil || cancelled || a >= attempts || !r.isRetryable(err)
+		final := err == nil || cancelled || a >= at.attempts || !r.isRetryable(err)
 		if r.tr != nil {
-			ev := &tracer.Event{Kind: tracer.ToolAttemptEnd, Site: site, Tool: name, Requested: attempts, Branch: sc.branch,
-				Depth: depth, Duration: r.clock.Now().Sub(start), Counters: r.counters()}
-			switch {
-			case cancelled:
-				ev.Error = &tracer.ErrorInfo{Type: "CancelledError", Message: context.Cause(ctx).Error()}
-			case err != nil:
-				ev.Error = errorInfo(err)
-			default:
-				ev.Output, ev.HasOutput = out, true
-			}
-			if final {
-				ev.Reason = r.stopReason(name, err, cancelled, a, attempts)
-			}
-			if eerr := r.tr.Emit(r.emitCtx(ctx), ev); eerr != nil && err == nil {
+			if eerr := r.traceAttemptEnd(ctx, &at, out, err, cancelled, final); eerr != nil && err == nil {
 				return nil, eerr
 			}
 		}
@@ -549,40 +526,106 @@ func (r *run) invoke(ctx context.Context, sc *scope, path string, iter []int, na
 			return out, nil
 		}
 		if cancelled {
-			r.emitCancel(ctx, site, name, sc.branch)
+			r.emitCancel(ctx, at.site, name, sc.branch)
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
 			return nil, err
 		}
 		if final {
-			return nil, atSite(err, path, site.Instance().String())
+			return nil, atSite(err, path, at.site.Instance().String())
 		}
-		delay := r.backoff(site, a)
-		if r.tr != nil {
-			if err := r.tr.Emit(ctx, &tracer.Event{Kind: tracer.RetryBackoffStart, Site: site, Tool: name, Branch: sc.branch,
-				DelayMS: float64(delay) / float64(time.Millisecond), Requested: attempts, Error: errorInfo(err)}); err != nil {
-				return nil, err
-			}
-		}
-		if delay > 0 || r.sleepsAlways {
-			if serr := r.clock.Sleep(ContextWithSite(ctx, site), delay); serr != nil {
-				if ctx.Err() == nil {
-					return nil, serr // the clock failed (a replay drift), not a cancellation
-				}
-				r.emitCancel(ctx, site, name, sc.branch)
-				return nil, ctx.Err()
-			}
-		} else if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		if r.tr != nil {
-			if err := r.tr.Emit(ctx, &tracer.Event{Kind: tracer.RetryBackoffEnd, Site: site, Tool: name, Branch: sc.branch,
-				DelayMS: float64(delay) / float64(time.Millisecond)}); err != nil {
-				return nil, err
-			}
+		if err := r.sleepBackoff(ctx, &at, err); err != nil {
+			return nil, err
 		}
 	}
+}
+
+// attempt is what the events of one tool call need.
+type attempt struct {
+	site     tracer.Site
+	name     string
+	attempts int // the attempts the policy allows this call
+	branch   int
+	depth    int
+	start    time.Time
+}
+
+// callOnce makes one physical attempt, under the per-attempt timeout when
+// the policy sets one.
+func (r *run) callOnce(ctx context.Context, call *Call, path string) (any, error) {
+	d := r.policy.Retry.AttemptTimeout
+	if d <= 0 {
+		return r.prov.CallTool(ctx, call)
+	}
+	actx, cancel := context.WithCancelCause(ctx)
+	stop := r.clock.AfterFunc(d, func() { cancel(errAttemptTimeout) })
+	out, err := r.prov.CallTool(actx, call)
+	if err != nil && ctx.Err() == nil && context.Cause(actx) == errAttemptTimeout {
+		err = &Error{Type: TimeoutError, Path: path, Message: "Tool '" + call.Tool + "' attempt " +
+			formatInt(int64(call.Site.Attempt)) + " timed out after " + d.String()}
+	}
+	stop()
+	cancel(nil)
+	return out, err
+}
+
+// sleepBackoff sleeps before the next attempt; a cancelled sleep returns
+// ctx's error at once.
+func (r *run) sleepBackoff(ctx context.Context, at *attempt, failure error) error {
+	delay := r.backoff(at.site, at.site.Attempt)
+	if r.tr != nil {
+		if err := r.traceBackoff(ctx, tracer.RetryBackoffStart, at, delay, failure); err != nil {
+			return err
+		}
+	}
+	if delay > 0 || r.sleepsAlways {
+		if serr := r.clock.Sleep(ContextWithSite(ctx, at.site), delay); serr != nil {
+			if ctx.Err() == nil {
+				return serr // the clock failed (a replay drift), not a cancellation
+			}
+			r.emitCancel(ctx, at.site, at.name, at.branch)
+			return ctx.Err()
+		}
+	} else if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if r.tr != nil {
+		return r.traceBackoff(ctx, tracer.RetryBackoffEnd, at, delay, nil)
+	}
+	return nil
+}
+
+func (r *run) traceAttemptStart(ctx context.Context, at *attempt, args map[string]any) error {
+	at.start = r.clock.Now()
+	return r.tr.Emit(ctx, &tracer.Event{Kind: tracer.ToolAttemptStart, Site: at.site, Tool: at.name, Arguments: args,
+		Requested: at.attempts, Branch: at.branch, Depth: at.depth, Counters: r.counters()})
+}
+
+func (r *run) traceAttemptEnd(ctx context.Context, at *attempt, out any, err error, cancelled, final bool) error {
+	ev := &tracer.Event{Kind: tracer.ToolAttemptEnd, Site: at.site, Tool: at.name, Requested: at.attempts, Branch: at.branch,
+		Depth: at.depth, Duration: r.clock.Now().Sub(at.start), Counters: r.counters()}
+	switch {
+	case cancelled:
+		ev.Error = &tracer.ErrorInfo{Type: "CancelledError", Message: context.Cause(ctx).Error()}
+	case err != nil:
+		ev.Error = errorInfo(err)
+	default:
+		ev.Output, ev.HasOutput = out, true
+	}
+	if final {
+		ev.Reason = r.stopReason(at.name, err, cancelled, at.site.Attempt, at.attempts)
+	}
+	return r.tr.Emit(r.emitCtx(ctx), ev)
+}
+
+func (r *run) traceBackoff(ctx context.Context, kind tracer.Kind, at *attempt, delay time.Duration, failure error) error {
+	ev := &tracer.Event{Kind: kind, Site: at.site, Tool: at.name, Branch: at.branch,
+		DelayMS: float64(delay) / float64(time.Millisecond)}
+	if kind == tracer.RetryBackoffStart {
+		ev.Requested, ev.Error = at.attempts, errorInfo(failure)
+	}
+	return r.tr.Emit(ctx, ev)
 }
 
 var errAttemptTimeout = errors.New("attempt timeout")
