@@ -200,18 +200,23 @@ func (r *run) counters() *tracer.Counters {
 // budgets (nodes first) and cancellation.
 func (r *run) count(ctx context.Context, depth int, path string, iter []int, branch int) error {
 	n := r.nodes.Add(1)
-	if max := r.limits.MaxNodes; max > 0 && n > max {
-		return r.limitErr("nodes", max, tracer.Site{Path: path, Iter: iter}, branch)
+	if (r.limits.MaxNodes > 0 && n > r.limits.MaxNodes) || (r.limits.MaxDepth > 0 && int64(depth) > r.limits.MaxDepth) {
+		return r.overLimit(n, depth, path, iter, branch)
 	}
-	if max := r.limits.MaxDepth; max > 0 && int64(depth) > max {
-		return r.limitErr("depth", max, tracer.Site{Path: path, Iter: iter}, branch)
-	}
-	select {
-	case <-ctx.Done():
+	if ctx.Err() != nil {
 		return ctx.Err()
-	default:
 	}
 	return nil
+}
+
+// overLimit reports which node budget count found exceeded (the node
+// count first), out of count's frame.
+func (r *run) overLimit(n int64, depth int, path string, iter []int, branch int) error {
+	site := tracer.Site{Path: path, Iter: iter}
+	if max := r.limits.MaxNodes; max > 0 && n > max {
+		return r.limitErr("nodes", max, site, branch)
+	}
+	return r.limitErr("depth", r.limits.MaxDepth, site, branch)
 }
 
 func (r *run) limitErr(resource string, max int64, site tracer.Site, branch int) error {
@@ -273,6 +278,18 @@ func (r *run) unblocked() {
 	if r.sched != nil {
 		r.sched.Unblocked()
 	}
+}
+
+// growStack makes a new branch goroutine grow its stack once, right at
+// its start, while the copy is cheap (one frame): the evaluation chain
+// down to a tool call needs more than the initial 2 KiB, and growing it
+// deep in that chain costs a copy of every frame on the way.
+//
+//go:noinline
+func growStack(n int) byte {
+	var pad [2048]byte
+	pad[n&2047] = 1
+	return pad[(n*7)&2047]
 }
 
 // atSite attaches the node path and instance to a Treelang error that has
@@ -389,6 +406,7 @@ func (r *run) siblings(ctx context.Context, sc *scope, n int, simple func(i int)
 				if r.sched != nil {
 					defer r.sched.Finished()
 				}
+				growStack(i)
 				runOne(i)
 			}(last)
 		}

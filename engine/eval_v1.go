@@ -39,17 +39,23 @@ type Closure struct {
 }
 
 // eval evaluates one schema 1.0 node at the given structural depth.
+// Branch goroutines start with a small stack, so the untraced path keeps
+// its frame small; events are built in evalTraced.
 func (r *run) eval(ctx context.Context, n Node, depth int, sc *scope) (any, error) {
 	if err := r.count(ctx, depth, n.Path(), sc.iter, sc.branch); err != nil {
 		return nil, err
 	}
-	if r.tr == nil {
-		v, err := r.evalNode(ctx, n, depth, sc)
-		if err != nil {
-			return nil, at(err, n.Path())
-		}
-		return v, nil
+	if r.tr != nil {
+		return r.evalTraced(ctx, n, depth, sc)
 	}
+	v, err := r.evalNode(ctx, n, depth, sc)
+	if err != nil {
+		return nil, at(err, n.Path())
+	}
+	return v, nil
+}
+
+func (r *run) evalTraced(ctx context.Context, n Node, depth int, sc *scope) (any, error) {
 	site := tracer.Site{Path: n.Path(), Iter: sc.iter}
 	if err := r.tr.Emit(ctx, &tracer.Event{Kind: tracer.NodeEnter, Site: site, Node: n.Kind().String(), Branch: sc.branch, Depth: depth}); err != nil {
 		return nil, err
@@ -67,6 +73,17 @@ func (r *run) eval(ctx context.Context, n Node, depth int, sc *scope) (any, erro
 		return nil, eerr
 	}
 	return v, err
+}
+
+// value evaluates a value node untraced: a binding or the literal.
+func (r *run) value(ctx context.Context, x *Value, depth int, sc *scope) (any, error) {
+	if err := r.count(ctx, depth, x.path, sc.iter, sc.branch); err != nil {
+		return nil, err
+	}
+	if v, ok := sc.lookup(x.Name); ok {
+		return v, nil
+	}
+	return x.Value, nil
 }
 
 func (r *run) evalNode(ctx context.Context, n Node, depth int, sc *scope) (any, error) {
@@ -111,41 +128,68 @@ func (r *run) function(ctx context.Context, x *Function, depth int, sc *scope) (
 		return nil, err
 	}
 	if def == nil {
-		return nil, Errorf(ProviderResponseError, "Tool %s is not available", name)
+		return nil, notAvailable(name)
 	}
 	props := def.PropertyNames()
-	if def.InputSchema == nil && len(x.Params) != len(props) {
-		return nil, Errorf(ASTValidationError, "Function '%s' expects %d parameters, got %d", name, len(props), len(x.Params))
-	}
-	if len(x.Params) > len(props) {
-		return nil, Errorf(ASTValidationError, "Function '%s' accepts at most %d parameters, got %d", name, len(props), len(x.Params))
+	if (def.InputSchema == nil && len(x.Params) != len(props)) || len(x.Params) > len(props) {
+		return nil, arityError(name, def, len(props), len(x.Params))
 	}
 	var args map[string]any
 	if len(x.Params) == 1 && (r.sem == nil || sc.permit) {
 		// A single param needs no sibling machinery (under
 		// max_concurrency it still takes a permit at the outermost level).
-		v, err := r.eval(ctx, x.Params[0], depth+1, sc)
+		var v any
+		var err error
+		if val, ok := x.Params[0].(*Value); ok && r.tr == nil {
+			v, err = r.value(ctx, val, depth+1, sc) // the common leaf, without eval's frames
+		} else {
+			v, err = r.eval(ctx, x.Params[0], depth+1, sc)
+		}
 		if err != nil {
 			return nil, err
 		}
 		args = map[string]any{props[0]: v}
 	} else {
-		vals, err := r.siblings(ctx, sc, len(x.Params), func(i int) bool { return isSimple(x.Params[i]) },
-			func(ctx context.Context, sc *scope, i int) (any, error) {
-				return r.eval(ctx, x.Params[i], depth+1, sc)
-			})
-		if err != nil {
+		var err error
+		if args, err = r.params(ctx, x, props, depth, sc); err != nil {
 			return nil, err
-		}
-		args = make(map[string]any, len(vals))
-		for i, v := range vals {
-			args[props[i]] = v
 		}
 	}
 	if err := def.ValidateArguments(args); err != nil {
 		return nil, err
 	}
 	return r.invoke(ctx, sc, x.path, sc.iter, name, args, depth)
+}
+
+// The errors of function are built out of line: its frame stays small
+// for the goroutines of parallel branches.
+
+func notAvailable(name string) error {
+	return Errorf(ProviderResponseError, "Tool %s is not available", name)
+}
+
+func arityError(name string, def *ToolDefinition, want, got int) error {
+	if def.InputSchema == nil && got != want {
+		return Errorf(ASTValidationError, "Function '%s' expects %d parameters, got %d", name, want, got)
+	}
+	return Errorf(ASTValidationError, "Function '%s' accepts at most %d parameters, got %d", name, want, got)
+}
+
+// params evaluates several function params as sibling operations and
+// pairs them with the property names.
+func (r *run) params(ctx context.Context, x *Function, props []string, depth int, sc *scope) (map[string]any, error) {
+	vals, err := r.siblings(ctx, sc, len(x.Params), func(i int) bool { return isSimple(x.Params[i]) },
+		func(ctx context.Context, sc *scope, i int) (any, error) {
+			return r.eval(ctx, x.Params[i], depth+1, sc)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args := make(map[string]any, len(vals))
+	for i, v := range vals {
+		args[props[i]] = v
+	}
+	return args, nil
 }
 
 func (r *run) higherOrder(ctx context.Context, x *HigherOrder, depth int, sc *scope) (any, error) {
