@@ -805,14 +805,18 @@ func TestGateBreakpoints(t *testing.T) {
 	failFast := `{"type":"program","mode":"parallel","body":[
 	  {"type":"function","name":"wait","params":[{"type":"value","name":"value","value":1}]},
 	  {"type":"function","name":"boom","params":[]}]}`
+	collect := `{"type":"program","mode":"parallel","body":[
+	  {"type":"function","name":"boom","params":[]}]}`
 	tests := []struct {
-		name  string
-		src   string
-		hold  map[string]traceHold
-		bp    tracer.Breakpoint
-		want  []string // traceLine of every event the run pauses at
-		calls int      // tool calls made when the first pause happens
-		err   string   // error type of the run, "" for success
+		name   string
+		src    string
+		hold   map[string]traceHold
+		opts   *engine.Options // nil: gateRetry()
+		bp     tracer.Breakpoint
+		want   []string // traceLine of every event the run pauses at
+		calls  int      // tool calls made when the first pause happens
+		err    string   // error type of the run, "" for success
+		result string   // the run's value as JSON when it succeeds; "" means 1
 	}{
 		{name: "tool_second_attempt", src: gateSeqProgram, bp: tracer.Breakpoint{ID: 1, Kind: tracer.BreakTool, Tool: "flaky", Attempt: 2},
 			want:  []string{"tool.attempt.start /body/0/params/0#2 tool=flaky attempt=2/3"},
@@ -826,6 +830,23 @@ func TestGateBreakpoints(t *testing.T) {
 				"retry.backoff.start /body/0/params/0#2 tool=flaky attempt=2/3 delay_ms=250 error=ToolExecutionError",
 			},
 			calls: 2,
+		},
+		{name: "node_prefix", src: gateSeqProgram, bp: tracer.Breakpoint{Kind: tracer.BreakNode, Path: "/body/0/params/0/"},
+			want: []string{"node.enter /body/0/params/0 node=function", // the node itself, then all below it
+				"node.enter /body/0/params/0/params/0 node=function", "node.enter /body/0/params/0/params/0/params/0 node=value"},
+			calls: 0,
+		},
+		{name: "failed_outcome", src: collect, opts: &engine.Options{Policy: engine.Policy{ParallelFailures: engine.FailCollect}},
+			bp:     tracer.Breakpoint{Kind: tracer.BreakFailedOutcome},
+			want:   []string{"branch.outcome /body/0 outcome=failure:ToolExecutionError"},
+			calls:  1,
+			result: `[{"error_message":"boom","error_type":"ToolExecutionError","success":false}]`,
+		},
+		{name: "limit", src: gateSeqProgram, opts: &engine.Options{Limits: engine.Limits{MaxToolCalls: 1}},
+			bp:    tracer.Breakpoint{Kind: tracer.BreakLimit},
+			want:  []string{`limit.exceeded /body/0/params/0#1 error=ExecutionLimitError counters=nodes:5,tool_calls:2 limit="1" resource="tool_calls"`},
+			calls: 1,
+			err:   "ExecutionLimitError",
 		},
 		{name: "retry", src: gateSeqProgram, bp: tracer.Breakpoint{Kind: tracer.BreakRetry, Tool: "flaky"},
 			want: []string{
@@ -843,7 +864,11 @@ func TestGateBreakpoints(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			defer goleak.VerifyNone(t)
-			r := startGated(t, tc.src, gateRetry(), tc.hold, func(g *tracer.Gate) { g.SetBreakpoints([]tracer.Breakpoint{tc.bp}) })
+			opts := gateRetry()
+			if tc.opts != nil {
+				opts = *tc.opts
+			}
+			r := startGated(t, tc.src, opts, tc.hold, func(g *tracer.Gate) { g.SetBreakpoints([]tracer.Breakpoint{tc.bp}) })
 			var got []string
 			for {
 				p, ok := r.next()
@@ -871,11 +896,15 @@ func TestGateBreakpoints(t *testing.T) {
 				t.Errorf("paused at\n\t%s\nwant\n\t%s", strings.Join(got, "\n\t"), strings.Join(tc.want, "\n\t"))
 			}
 			v, err := r.wait()
+			want := tc.result
+			if want == "" {
+				want = "1"
+			}
 			switch {
 			case tc.err == "" && err != nil:
 				t.Errorf("run failed: %v", err)
-			case tc.err == "" && traceJSON(v) != "1":
-				t.Errorf("result %s, want 1", traceJSON(v))
+			case tc.err == "" && traceJSON(v) != want:
+				t.Errorf("result %s, want %s", traceJSON(v), want)
 			case tc.err != "" && string(engine.TypeOf(err)) != tc.err:
 				t.Errorf("run error %v (%s), want %s", err, engine.TypeOf(err), tc.err)
 			}
