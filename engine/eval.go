@@ -614,15 +614,32 @@ func (r *run) sleepBackoff(ctx context.Context, at *attempt, failure error) erro
 	return nil
 }
 
+// counted is an event allocated together with its counters: one
+// allocation instead of two on the traced hot path.
+type counted struct {
+	ev tracer.Event
+	c  tracer.Counters
+}
+
+func (r *run) countedEvent() *tracer.Event {
+	w := &counted{c: tracer.Counters{Nodes: r.nodes.Load(), ToolCalls: r.toolCalls.Load()}}
+	w.ev.Counters = &w.c
+	return &w.ev
+}
+
 func (r *run) traceAttemptStart(ctx context.Context, at *attempt, args map[string]any) error {
-	at.start = r.clock.Now()
-	return r.tr.Emit(ctx, &tracer.Event{Kind: tracer.ToolAttemptStart, Site: at.site, Tool: at.name, Arguments: args,
-		Requested: at.attempts, Branch: at.branch, Depth: at.depth, Counters: r.counters()})
+	ev := r.countedEvent()
+	ev.Kind, ev.Site, ev.Tool, ev.Arguments = tracer.ToolAttemptStart, at.site, at.name, args
+	ev.Requested, ev.Branch, ev.Depth = at.attempts, at.branch, at.depth
+	err := r.tr.Emit(ctx, ev)
+	at.start = ev.Time // stamped by the tracer; read only
+	return err
 }
 
 func (r *run) traceAttemptEnd(ctx context.Context, at *attempt, out any, err error, cancelled, final bool) error {
-	ev := &tracer.Event{Kind: tracer.ToolAttemptEnd, Site: at.site, Tool: at.name, Requested: at.attempts, Branch: at.branch,
-		Depth: at.depth, Duration: r.clock.Now().Sub(at.start), Counters: r.counters()}
+	ev := r.countedEvent()
+	ev.Kind, ev.Site, ev.Tool, ev.Requested = tracer.ToolAttemptEnd, at.site, at.name, at.attempts
+	ev.Branch, ev.Depth, ev.Duration = at.branch, at.depth, r.clock.Now().Sub(at.start)
 	switch {
 	case cancelled:
 		ev.Error = &tracer.ErrorInfo{Type: "CancelledError", Message: context.Cause(ctx).Error()}
