@@ -723,6 +723,9 @@ func (c *cli) trace(ctx context.Context, args []string) int {
 	if warning != "" {
 		fmt.Fprintf(c.stderr, "treelang: warning: %s: %s\n", pos[0], warning)
 	}
+	if *output == "" && !isTerminal(c.stdout) {
+		*output = "text" // no screen for the debugger, as in demo
+	}
 	switch *output {
 	case "text":
 		if err := tracer.WriteTimeline(c.stdout, events); err != nil {
