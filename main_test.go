@@ -759,6 +759,12 @@ func TestCLITrace(t *testing.T) {
 	contains(t, "timeline", r.stdout, "run.start", "tool.attempt.start /body/0 fetch attempt 1/3",
 		"503 once", "retry.backoff.start", "fetch attempt 2/3", `result: "fetched"`, "retries: 1")
 
+	// Without a terminal there is no debugger: the timeline is printed.
+	r2 := tl(t, "q\n", "trace", tr).expect(t, exitOK)
+	if r2.stdout != r.stdout {
+		t.Errorf("trace without a terminal:\n%s", r2.stdout)
+	}
+
 	// Unreadable traces name the file once, and say what is wrong.
 	none := filepath.Join(dir, "none.jsonl")
 	r = tl(t, "", "trace", none, "--output", "text").expect(t, exitInput)
