@@ -732,6 +732,20 @@ func TestCLIReplayConcurrentFailure(t *testing.T) {
 	}
 }
 
+// TestCLIReplayDeadline: a run that hit its wall-clock limit replays to
+// the same ExecutionLimitError.
+func TestCLIReplayDeadline(t *testing.T) {
+	fx := filepath.Join(t.TempDir(), "deadline.fixture.json")
+	live := tl(t, "", "execute", td("slow.json"), "--tools", td("slow_tools.json"), "--timeout", "0.2", "--record", fx, "--output", "json").expect(t, exitExecution)
+	want := failure(t, live, "execution", "ExecutionLimitError")
+	t.Skip(`bug: the recorder writes the deadline as a timer {"site": "@deadline", "attempt": 0} (replay/recorder.go NamedAfterFunc) that fixtures.Load rejects (fixtures/entries.go parser.timer: site must start with '/', attempt must be positive)`)
+	r := tl(t, "", "replay", td("slow.json"), "--fixture", fx, "--timeout", "0.2", "--output", "json").expect(t, exitExecution)
+	got := failure(t, r, "execution", "ExecutionLimitError")
+	if got["message"] != want["message"] {
+		t.Errorf("replayed %q, live %q", got["message"], want["message"])
+	}
+}
+
 // ---- traces ----
 
 func TestCLITrace(t *testing.T) {
