@@ -612,6 +612,18 @@ func TestCLIRecordReplay(t *testing.T) {
 		contains(t, "stderr", r.stderr, "program changed since recording")
 	})
 
+	t.Run("re-recorded", func(t *testing.T) {
+		// Recording a replay gives back the same calls and timers.
+		again := filepath.Join(dir, "again.fixture.json")
+		tl(t, "", "execute", td("fetch.json"), "--replay", fx, "--policy", td("retry.json"), "--record", again).expect(t, exitOK)
+		a, b := decode(t, readFile(t, fx)), decode(t, readFile(t, again))
+		for _, k := range []string{"tools", "calls", "timers"} {
+			if !jsonEqual(a[k], b[k]) {
+				t.Errorf("%s differ:\n%v\n%v", k, a[k], b[k])
+			}
+		}
+	})
+
 	t.Run("traced", func(t *testing.T) {
 		tr := filepath.Join(dir, "replay.jsonl")
 		tl(t, "", "replay", td("fetch.json"), "--fixture", fx, "--policy", td("retry.json"), "--trace", tr).expect(t, exitOK)
