@@ -1135,6 +1135,7 @@ func TestCLIRedactionRules(t *testing.T) {
 type fakeModel struct {
 	*httptest.Server
 	requests atomic.Int32
+	last     atomic.Value // the last request, decoded
 }
 
 func newFakeModel(t *testing.T, replies ...string) *fakeModel {
@@ -1152,6 +1153,7 @@ func newFakeModel(t *testing.T, replies ...string) *fakeModel {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
+		m.last.Store(req)
 		resp := map[string]any{
 			"id": "chatcmpl-test", "object": "chat.completion", "model": req["model"],
 			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
@@ -1183,6 +1185,12 @@ func TestCLIGenerateAsk(t *testing.T) {
 			t.Errorf("generated: %s", r)
 		}
 		tl(t, r.stdout, "validate", "-").expect(t, exitOK)
+		// The request carries the tools and the question.
+		req := m.last.Load()
+		contains(t, "system prompt", str(t, req, "messages", 0, "content"), `"name":"add"`, `"name":"boom"`)
+		if str(t, req, "messages", 1, "content") != "What is 2 plus 3?" || str(t, req, "model") == "" {
+			t.Errorf("request: %v", req)
+		}
 	})
 
 	t.Run("ask", func(t *testing.T) {
