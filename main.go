@@ -885,6 +885,14 @@ func (c *cli) ask(ctx context.Context, args []string, execute bool) int {
 	if len(pos) != 1 {
 		return c.fail(inputf("%s needs exactly one \"QUESTION\" (or - for standard input)", name), nil)
 	}
+	// Refuse what would otherwise be ignored: --replay would still call the
+	// live model, and generate has no run to record.
+	if f.replayFixture != "" {
+		return c.fail(inputf("%s does not take --replay; replay a recorded ask with: treelang replay --fixture FIXTURE", name), nil)
+	}
+	if !execute && f.record != "" {
+		return c.fail(inputf("generate does not record; use: treelang ask \"QUESTION\" --record FIXTURE"), nil)
+	}
 	question := pos[0]
 	if question == "-" {
 		data, err := c.readInput("-")
