@@ -1240,6 +1240,22 @@ func TestCLIGenerateAsk(t *testing.T) {
 		}
 	})
 
+	t.Run("flags that do not apply", func(t *testing.T) {
+		// Refused before the model is asked, rather than ignored.
+		before := m.requests.Load()
+		fx := filepath.Join(t.TempDir(), "never.json")
+		r := tl(t, "", "ask", "What is 2 plus 3?", "--base-url", m.baseURL(), "--replay", td("python_fixture.json")).expect(t, exitInput)
+		contains(t, "stderr", r.stderr, "treelang replay --fixture")
+		r = tl(t, "", "generate", "What is 2 plus 3?", "--base-url", m.baseURL(), "--record", fx).expect(t, exitInput)
+		contains(t, "stderr", r.stderr, "ask")
+		if n := m.requests.Load() - before; n != 0 {
+			t.Errorf("%d model requests", n)
+		}
+		if _, err := os.Stat(fx); err == nil {
+			t.Error("generate wrote a recording")
+		}
+	})
+
 	t.Run("ask without the tools", func(t *testing.T) {
 		r := tl(t, "", "ask", "What is 2 plus 3?", "--base-url", m.baseURL(), "--output", "json").expect(t, exitExecution)
 		failure(t, r, "execution", "ToolNotFoundError")
