@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -167,6 +168,18 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 		}
 	}
+	if req.Method == http.MethodDelete {
+		// Ending a session must not hang Close on a server that is busy
+		// finishing (or never finishes) the session's calls.
+		ctx, cancel := context.WithTimeout(req.Context(), deleteTimeout)
+		resp, err := t.base.RoundTrip(req.WithContext(ctx))
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+		return resp, nil
+	}
 	resp, err := t.base.RoundTrip(req)
 	if err != nil || req.Method != http.MethodPost {
 		return resp, err
@@ -183,6 +196,20 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.Body = &sseTee{body: resp.Body, capture: capture}
 	}
 	return resp, nil
+}
+
+// deleteTimeout bounds the DELETE that ends an HTTP session.
+const deleteTimeout = 5 * time.Second
+
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (c *cancelOnClose) Close() error {
+	err := c.ReadCloser.Close()
+	c.cancel()
+	return err
 }
 
 // maxCapture bounds what a tee buffers for one message, as the SDK bounds

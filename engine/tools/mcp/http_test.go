@@ -2,12 +2,11 @@ package mcp
 
 import (
 	"context"
-	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -74,6 +73,9 @@ func TestOwnServerHTTP(t *testing.T) {
 			t.Errorf("Close: %v", err)
 		}
 	}()
+	if v := p.session.InitializeResult().ProtocolVersion; v < statelessProtocol {
+		t.Fatalf("negotiated %s, want the stateless protocol %s or later", v, statelessProtocol)
+	}
 	checkOwnServer(t, p, hooks)
 }
 
@@ -191,35 +193,33 @@ func TestServeHTTP(t *testing.T) {
 	}
 }
 
-// Servers may answer a POST with plain JSON instead of an event stream;
-// property order and exact numbers survive that too.
-func TestHTTPJSONResponses(t *testing.T) {
-	server, err := NewServer(context.Background(), newTestProvider())
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server },
-		&sdk.StreamableHTTPOptions{JSONResponse: true}))
-	defer srv.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
-	defer cancel()
-	p, err := ConnectHTTP(ctx, srv.URL, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	order, err := p.Tool(ctx, "order")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := order.PropertyNames(); !reflect.DeepEqual(got, []string{"z", "a", "m"}) {
-		t.Fatalf("order's properties %v", got)
-	}
-	got := mustCall(t, p, "add", map[string]any{"a": json.Number("9007199254740993"), "b": json.Number("2")})
-	if got != json.Number("9007199254740995") {
-		t.Fatalf("add = %#v", got)
-	}
-	if w := p.Warnings(); len(w) != 1 {
-		t.Fatalf("warnings %q", w)
+// Clients on protocols before 2026-07-28 get sessions, with responses as
+// event streams or, from some servers, plain JSON; property order, exact
+// numbers and cancellation work the same.
+func TestHTTPSessions(t *testing.T) {
+	for _, jsonResponse := range []bool{false, true} {
+		t.Run(fmt.Sprint("JSONResponse=", jsonResponse), func(t *testing.T) {
+			tp := newTestProvider()
+			hooks := inProcessHooks(tp)
+			hooks.lossyCancel = true
+			server, err := NewServer(context.Background(), tp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server },
+				&sdk.StreamableHTTPOptions{JSONResponse: jsonResponse}))
+			defer srv.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
+			defer cancel()
+			p, err := ConnectHTTP(ctx, srv.URL, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			if v := p.session.InitializeResult().ProtocolVersion; v >= statelessProtocol {
+				t.Fatalf("negotiated %s, want an older protocol", v)
+			}
+			checkOwnServer(t, p, hooks)
+		})
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -141,7 +142,12 @@ func (p *testProvider) CallTool(ctx context.Context, call *engine.Call) (any, er
 		if p.markerDir != "" {
 			_ = os.WriteFile(filepath.Join(p.markerDir, "started"), nil, 0o644)
 		}
-		<-ctx.Done()
+		select {
+		case <-ctx.Done():
+		case <-time.After(2 * hangLimit):
+			// Never hang a test run, even when a cancellation is lost.
+			return nil, engine.Errorf(engine.ToolExecutionError, "slow call was never cancelled")
+		}
 		n := p.cancellations.Add(1)
 		if p.markerDir != "" {
 			_ = os.WriteFile(filepath.Join(p.markerDir, "cancelled"), []byte(strconv.FormatInt(n, 10)), 0o644)

@@ -91,11 +91,11 @@ func (nopWriteCloser) Close() error { return nil }
 // Host is not localhost when they arrive on a loopback address).
 func HTTPHandler(provider engine.ToolProvider) http.Handler {
 	h := &httpHandler{provider: provider}
-	h.handler = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server {
+	h.handler = streamableHandler(func(*http.Request) *sdk.Server {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		return h.server
-	}, &sdk.StreamableHTTPOptions{PropagateRequestCancellation: true})
+	})
 	return h
 }
 
@@ -120,8 +120,7 @@ func ServeHTTP(ctx context.Context, provider engine.ToolProvider, addr string, r
 	if err != nil {
 		return err
 	}
-	handler := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server },
-		&sdk.StreamableHTTPOptions{PropagateRequestCancellation: true})
+	handler := streamableHandler(func(*http.Request) *sdk.Server { return server })
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	if ready != nil {
 		ready(ln.Addr())
@@ -140,6 +139,30 @@ func ServeHTTP(ctx context.Context, provider engine.ToolProvider, addr string, r
 	}
 	return nil
 }
+
+// streamableHandler serves both generations of the streamable HTTP
+// transport. Clients on protocol 2026-07-28 or later (ours among them) send
+// their version with every request and are served statelessly, each POST
+// carrying one request whose cancellation (the client aborting the POST)
+// cancels the tool call; there is no race between a request and its
+// cancellation notice, which travel as separate POSTs. Older clients get
+// the SDK's sessions, where notifications/cancelled cancels a call.
+func streamableHandler(getServer func(*http.Request) *sdk.Server) http.Handler {
+	stateful := sdk.NewStreamableHTTPHandler(getServer, nil)
+	stateless := sdk.NewStreamableHTTPHandler(getServer, &sdk.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Protocol versions are dates, so they compare as strings.
+		if v := r.Header.Get("Mcp-Protocol-Version"); v >= statelessProtocol {
+			stateless.ServeHTTP(w, r)
+			return
+		}
+		stateful.ServeHTTP(w, r)
+	})
+}
+
+// statelessProtocol is the first MCP version whose HTTP transport needs no
+// session (SEP-2575).
+const statelessProtocol = "2026-07-28"
 
 // loopbackAddr checks that addr names a loopback interface.
 func loopbackAddr(addr string) (string, error) {
