@@ -14,6 +14,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -153,6 +154,20 @@ type inputError struct{ err error }
 
 func (e *inputError) Error() string { return e.err.Error() }
 func (e *inputError) Unwrap() error { return e.err }
+
+// ErrorType is the wrapped error's type, or ValueError (OSError for files
+// that cannot be read or written), as upstream reports input errors.
+func (e *inputError) ErrorType() engine.ErrorType {
+	var typed engine.Typed
+	if errors.As(e.err, &typed) {
+		return typed.ErrorType()
+	}
+	var pathErr *fs.PathError
+	if errors.As(e.err, &pathErr) {
+		return "OSError"
+	}
+	return engine.ValueError
+}
 
 // providerError marks an error as a tool server or model endpoint
 // problem (exit 4).
@@ -526,13 +541,9 @@ func (s *session) finish(c *cli, f *runFlags) error {
 	if s.recorder != nil {
 		fx := s.recorder.Fixture(s.source)
 		if !f.noRedact {
-			rules := fixtures.DefaultRules()
-			if f.rules != "" {
-				r, err := fixtures.LoadRules(f.rules)
-				if err != nil {
-					return &inputError{err}
-				}
-				rules = r
+			rules, err := f.redactionRules()
+			if err != nil {
+				return err
 			}
 			var rep fixtures.Report
 			fx, rep = fixtures.Redact(fx, rules)
@@ -935,6 +946,9 @@ func (c *cli) planAndRun(ctx context.Context, f *runFlags, m *modelFlags, questi
 	planner := &model.Planner{Transport: transport, Model: m.model, SchemaVersion: m.schemaVersion, MaxRepairs: m.repairs,
 		Validate: func(p []byte) error { _, err := engine.ParseProgram(p); return err }}
 	if debug && execute {
+		if !isTerminal(c.stdout) {
+			return c.fail(inputf("ask --debug needs a terminal; headless, use --trace FILE"), nil)
+		}
 		return c.debugAsk(ctx, f, planner, question, defs, live, rec)
 	}
 	var t *tracer.Tracer
@@ -993,9 +1007,25 @@ func (c *cli) saveAsk(f *runFlags, rec *replay.Recorder, question string, progra
 		fx.Program = json.RawMessage(bytes.TrimSpace(program))
 	}
 	if !f.noRedact {
-		fx, _ = fixtures.Redact(fx, fixtures.DefaultRules())
+		rules, err := f.redactionRules()
+		if err != nil {
+			return err
+		}
+		fx, _ = fixtures.Redact(fx, rules)
 	}
 	return fixtures.Save(f.record, fx)
+}
+
+// redactionRules are the --rules file's, or the defaults.
+func (f *runFlags) redactionRules() (fixtures.Rules, error) {
+	if f.rules == "" {
+		return fixtures.DefaultRules(), nil
+	}
+	r, err := fixtures.LoadRules(f.rules)
+	if err != nil {
+		return r, &inputError{err}
+	}
+	return r, nil
 }
 
 // replayAsk replays a recorded ask end to end: planning from the model
@@ -1062,6 +1092,9 @@ func (c *cli) debug(ctx context.Context, args []string) int {
 	if len(pos) != 1 {
 		return c.fail(inputf("debug needs exactly one PROGRAM"), nil)
 	}
+	if !isTerminal(c.stdout) {
+		return c.fail(inputf("debug needs a terminal; headless, use: treelang execute %s --trace FILE, then treelang trace FILE --output text", pos[0]), nil)
+	}
 	prog, source, err := c.loadProgram(pos[0])
 	if err != nil {
 		return c.fail(err, nil)
@@ -1110,11 +1143,9 @@ func (c *cli) debugSpec(ctx context.Context, f *runFlags, prog *engine.Program, 
 		}
 		return res, err
 	}
-	rules := fixtures.DefaultRules()
-	if f.rules != "" {
-		if rules, err = fixtures.LoadRules(f.rules); err != nil {
-			return tui.RunSpec{}, nil, &inputError{err}
-		}
+	rules, err := f.redactionRules()
+	if err != nil {
+		return tui.RunSpec{}, nil, err
 	}
 	spec.Saver = tui.FixtureSaver(func() *fixtures.Fixture {
 		if s := current.Load(); s != nil && s.recorder != nil {

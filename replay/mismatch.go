@@ -101,6 +101,12 @@ func (e *MismatchError) SideBySide() string {
 	if e.Detail != "" {
 		b.WriteString(e.Detail + "\n")
 	}
+	if e.Expected == nil && e.Actual == nil {
+		for _, d := range e.Diff {
+			fmt.Fprintf(&b, "  %s %s: expected %s, got %s\n", d.Kind, d.Path, compact(d.Expected), compact(d.Actual))
+		}
+		return b.String()
+	}
 	left := []string{"EXPECTED (fixture)"}
 	right := []string{"ACTUAL (this run)"}
 	if e.Expected != nil {

@@ -219,7 +219,7 @@ func (p *ToolReplay) index() {
 			continue
 		}
 		t := p.fx.Timers[it.timer]
-		if t.Site == "@"+engine.DeadlineTimer {
+		if t.Site == fixtures.DeadlineTimerSite {
 			p.deadline = rank
 		} else {
 			p.timerRank[key(t.Site, t.Attempt)] = rank

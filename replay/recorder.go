@@ -139,10 +139,13 @@ func (c *recordingClock) NamedAfterFunc(name string, d time.Duration, f func()) 
 	if nc, ok := c.inner.(engine.NamedClock); ok {
 		after = func(d time.Duration, f func()) func() bool { return nc.NamedAfterFunc(name, d, f) }
 	}
+	if name != engine.DeadlineTimer {
+		return after(d, f)
+	}
 	return after(d, func() {
 		c.r.mu.Lock()
 		c.r.seq++
-		c.r.timers = append(c.r.timers, fixtures.Timer{Site: "@" + name, DelayMS: float64(d) / float64(time.Millisecond), Completed: c.r.seq})
+		c.r.timers = append(c.r.timers, fixtures.Timer{Site: fixtures.DeadlineTimerSite, DelayMS: float64(d) / float64(time.Millisecond), Completed: c.r.seq})
 		c.r.mu.Unlock()
 		f()
 	})
