@@ -83,8 +83,11 @@ func connectContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	if _, ok := ctx.Deadline(); ok {
 		return context.WithCancel(ctx)
 	}
-	return context.WithTimeout(ctx, DefaultConnectTimeout)
+	return context.WithTimeout(ctx, connectTimeout)
 }
+
+// connectTimeout is DefaultConnectTimeout, shortened by tests.
+var connectTimeout = DefaultConnectTimeout
 
 // ConnectStdio starts command with args (directly, never through a shell)
 // and opens an MCP session over its stdin and stdout. env entries
@@ -95,12 +98,13 @@ func connectContext(ctx context.Context) (context.Context, context.CancelFunc) {
 // it has no deadline). Failures are ProviderResponseErrors that name the
 // command, never its environment.
 func ConnectStdio(ctx context.Context, command string, args []string, env []string, opts ...Option) (*Provider, error) {
-	p := newProvider(fmt.Sprintf("MCP server '%s'", displayCommand(command, args)), opts)
 	if command == "" {
 		return nil, engine.Errorf(engine.ValueError, "empty MCP server command")
 	}
+	p := newProvider(fmt.Sprintf("MCP server '%s'", displayCommand(command, args)), opts)
 	proc, err := startProcess(command, args, env)
 	if err != nil {
+		p.shutdown()
 		return nil, &engine.Error{Type: engine.ProviderResponseError, Message: fmt.Sprintf("%s could not start: %v", p.label, err), Err: err}
 	}
 	p.proc = proc
@@ -109,11 +113,11 @@ func ConnectStdio(ctx context.Context, command string, args []string, env []stri
 	t := &captureTransport{inner: &sdk.IOTransport{Reader: proc.stdout, Writer: proc.stdin}}
 	session, err := newClient().Connect(cctx, t, nil)
 	if err != nil {
+		err = p.connectError(ctx, cctx, err)
+		p.shutdown()
 		proc.closePipes()
-		if !proc.exited(time.Second) {
-			proc.stop()
-		}
-		return nil, p.connectError(ctx, cctx, err)
+		proc.stop()
+		return nil, err
 	}
 	p.session = session
 	return p, nil
@@ -125,11 +129,12 @@ func ConnectStdio(ctx context.Context, command string, args []string, env []stri
 // and neither do the URL's user info and query. ctx bounds only the
 // handshake (DefaultConnectTimeout when it has no deadline).
 func ConnectHTTP(ctx context.Context, rawURL string, headers http.Header, opts ...Option) (*Provider, error) {
-	p := newProvider(fmt.Sprintf("MCP server '%s'", redactURL(rawURL)), opts)
+	label := fmt.Sprintf("MCP server '%s'", redactURL(rawURL))
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, engine.Errorf(engine.ValueError, "%s: the URL must be an absolute http or https URL", p.label)
+		return nil, engine.Errorf(engine.ValueError, "%s: the URL must be an absolute http or https URL", label)
 	}
+	p := newProvider(label, opts)
 	base := p.opts.httpClient
 	if base == nil {
 		base = &http.Client{}
@@ -151,6 +156,7 @@ func ConnectHTTP(ctx context.Context, rawURL string, headers http.Header, opts .
 	defer cancel()
 	session, err := newClient().Connect(cctx, t, nil)
 	if err != nil {
+		p.shutdown()
 		return nil, p.connectError(ctx, cctx, err)
 	}
 	p.session = session
@@ -192,11 +198,12 @@ func (p *Provider) connectError(ctx, cctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	if p.proc != nil && p.proc.exited(0) {
-		return &engine.Error{Type: engine.ProviderResponseError, Message: fmt.Sprintf("%s exited: %s", p.label, p.proc.describeExit()), Err: err}
-	}
 	if cctx.Err() != nil {
-		return &engine.Error{Type: engine.ProviderResponseError, Message: fmt.Sprintf("%s did not complete the MCP handshake in time", p.label), Err: err}
+		return &engine.Error{Type: engine.ProviderResponseError, Message: fmt.Sprintf("%s did not complete the MCP handshake within %s", p.label, connectTimeout), Err: err}
+	}
+	// A server that exits breaks the connection just before Wait returns.
+	if p.proc != nil && p.proc.exited(time.Second) {
+		return &engine.Error{Type: engine.ProviderResponseError, Message: fmt.Sprintf("%s exited: %s", p.label, p.proc.describeExit()), Err: err}
 	}
 	return &engine.Error{Type: engine.ProviderResponseError, Message: fmt.Sprintf("%s: connection failed: %s", p.label, p.cleanErr(err)), Err: err}
 }

@@ -348,10 +348,19 @@ func TestConnectStdioFailures(t *testing.T) {
 			t.Fatalf("message %q shows the environment", e.Message)
 		}
 	})
+	t.Run("never answers, default timeout", func(t *testing.T) {
+		defer func(d time.Duration) { connectTimeout = d }(connectTimeout)
+		connectTimeout = 200 * time.Millisecond
+		_, err := ConnectStdio(context.Background(), os.Args[0], []string{"-test.run=^$"}, []string{helperEnv + "=silent", "GORACE=atexit_sleep_ms=0"})
+		e := errorOfType(t, err, engine.ProviderResponseError)
+		if !strings.HasSuffix(e.Message, "did not complete the MCP handshake within 200ms") {
+			t.Fatalf("message %q", e.Message)
+		}
+	})
 	t.Run("never answers", func(t *testing.T) {
 		short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 		defer cancel()
-		_, err := ConnectStdio(short, os.Args[0], []string{"-test.run=^$"}, []string{helperEnv + "=silent"})
+		_, err := ConnectStdio(short, os.Args[0], []string{"-test.run=^$"}, []string{helperEnv + "=silent", "GORACE=atexit_sleep_ms=0"})
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("got %v, want the context's deadline", err)
 		}
