@@ -166,6 +166,10 @@ type run struct {
 
 	memoMu sync.Mutex
 	memos  map[string]*memoEntry
+
+	slabMu      sync.Mutex
+	slab        []tracer.Event
+	countedSlab []counted
 }
 
 func newRun(p ToolProvider, opts Options) *run {
@@ -614,15 +618,37 @@ func (r *run) sleepBackoff(ctx context.Context, at *attempt, failure error) erro
 	return nil
 }
 
-// counted is an event allocated together with its counters: one
-// allocation instead of two on the traced hot path.
+// counted is an event allocated together with its counters.
 type counted struct {
 	ev tracer.Event
 	c  tracer.Counters
 }
 
+// Events on the traced hot path come from slabs: one allocation per
+// slabSize events instead of one each. Sinks may keep the events; a slab
+// stays alive while any of its events does.
+const slabSize = 128
+
+func (r *run) newEvent() *tracer.Event {
+	r.slabMu.Lock()
+	if len(r.slab) == 0 {
+		r.slab = make([]tracer.Event, slabSize)
+	}
+	e := &r.slab[0]
+	r.slab = r.slab[1:]
+	r.slabMu.Unlock()
+	return e
+}
+
 func (r *run) countedEvent() *tracer.Event {
-	w := &counted{c: tracer.Counters{Nodes: r.nodes.Load(), ToolCalls: r.toolCalls.Load()}}
+	r.slabMu.Lock()
+	if len(r.countedSlab) == 0 {
+		r.countedSlab = make([]counted, slabSize)
+	}
+	w := &r.countedSlab[0]
+	r.countedSlab = r.countedSlab[1:]
+	r.slabMu.Unlock()
+	w.c = tracer.Counters{Nodes: r.nodes.Load(), ToolCalls: r.toolCalls.Load()}
 	w.ev.Counters = &w.c
 	return &w.ev
 }

@@ -57,13 +57,15 @@ func (r *run) eval(ctx context.Context, n Node, depth int, sc *scope) (any, erro
 
 func (r *run) evalTraced(ctx context.Context, n Node, depth int, sc *scope) (any, error) {
 	site := tracer.Site{Path: n.Path(), Iter: sc.iter}
-	enter := &tracer.Event{Kind: tracer.NodeEnter, Site: site, Node: n.Kind().String(), Branch: sc.branch, Depth: depth}
+	enter := r.newEvent()
+	*enter = tracer.Event{Kind: tracer.NodeEnter, Site: site, Node: n.Kind().String(), Branch: sc.branch, Depth: depth}
 	if err := r.tr.Emit(ctx, enter); err != nil {
 		return nil, err
 	}
 	start := enter.Time // stamped by the tracer; read only
 	v, err := r.evalNode(ctx, n, depth, sc)
-	ev := &tracer.Event{Kind: tracer.NodeExit, Site: site, Node: n.Kind().String(), Branch: sc.branch, Depth: depth}
+	ev := r.newEvent()
+	*ev = tracer.Event{Kind: tracer.NodeExit, Site: site, Node: n.Kind().String(), Branch: sc.branch, Depth: depth}
 	if _, leaf := n.(*Value); !leaf {
 		ev.Duration = r.clock.Now().Sub(start) // a leaf takes no time worth a clock read
 	}
