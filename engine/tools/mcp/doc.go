@@ -23,9 +23,12 @@
 //     malformed result) are ProviderResponseErrors naming the server; a
 //     stdio server's exit status and the tail of its stderr are quoted.
 //
-// As a server, NewServer, Serve, ServeStdio and HTTPHandler expose any
-// engine.ToolProvider (builtin or scripted toolboxes) to MCP clients; this
-// is `treelang tools serve`.
+// The tool list is not refreshed: notifications/tools/list_changed is
+// ignored for the life of a Provider, as the Python provider caches too.
+//
+// As a server, NewServer, Serve, ServeStdio, HTTPHandler and ServeHTTP
+// (loopback only) expose any engine.ToolProvider (builtin or scripted
+// toolboxes) to MCP clients; this is `treelang tools serve`.
 //
 // Concurrency: a Provider is safe for concurrent use; calls are
 // multiplexed on one session and run concurrently on the server. The
@@ -34,11 +37,16 @@
 // Cancellation: when a CallTool's context ends, CallTool returns the
 // context's error at once (context.Canceled, or DeadlineExceeded which
 // engine.TypeOf reports as TimeoutError) and the SDK sends the server
-// notifications/cancelled for the request without making the caller wait.
-// WithCallTimeout bounds calls with a TimeoutError. On the server side,
-// a client's cancellation cancels the context passed to the provider's
-// CallTool, so scripted delays end early. Close stops a stdio server: its
+// notifications/cancelled for the request without making the caller wait;
+// over HTTP with protocol 2026-07-28 the aborted POST itself cancels the
+// call. WithCallTimeout bounds calls with a TimeoutError. On the server
+// side, a client's cancellation cancels the context passed to the
+// provider's CallTool, so scripted delays end early, and stopping a server
+// (ctx of Serve or ServeHTTP) cancels the calls it is running. Close
+// cancels the Provider's calls in flight (they fail with a
+// ProviderResponseError), ends the session and stops a stdio server: its
 // stdin is closed, then SIGTERM and SIGKILL follow after short grace
-// periods; no goroutine of the Provider outlives Close, apart from the
-// SDK's best-effort cancellation notices, which end within seconds.
+// periods. No goroutine of the Provider outlives Close, apart from the
+// SDK's best-effort cancellation notices, which end once the connection is
+// closed.
 package mcp
