@@ -466,6 +466,15 @@ func (f *runFlags) prepare(ctx context.Context, c *cli, prog *engine.Program, so
 		if s.tracer != nil {
 			ropts.Tracer = s.tracer
 		}
+		if t != nil && (f.tools != "" || f.mcpStdio != "" || f.mcpHTTP != "") {
+			// The debugger re-records an accepted drifting call live.
+			live, closeFn, err := f.provider(ctx, c, &pol)
+			if err != nil {
+				return nil, err
+			}
+			ropts.Live = live
+			s.closers = append(s.closers, closeFn)
+		}
 		rp, err := replay.NewToolReplay(fx, ropts)
 		if err != nil {
 			return nil, &inputError{err}
