@@ -77,6 +77,14 @@ func TestEverythingServer(t *testing.T) {
 		if got := long.PropertyNames(); !reflect.DeepEqual(got, []string{"duration", "steps"}) {
 			t.Fatalf("trigger-long-running-operation properties %v, want the server's order", got)
 		}
+		// Zod keeps declaration order, which here is not alphabetical.
+		if ann, err := p.Tool(ctx, "get-annotated-message"); err == nil {
+			if got := ann.PropertyNames(); !reflect.DeepEqual(got, []string{"messageType", "includeImage"}) {
+				t.Fatalf("get-annotated-message properties %v, want the server's order [messageType includeImage]", got)
+			}
+		} else {
+			t.Logf("this server version has no get-annotated-message: %v", err)
+		}
 		if a := p.Annotations("echo"); a == nil || a.ReadOnly == nil || !*a.ReadOnly {
 			t.Fatalf("echo annotations %+v, want readOnlyHint", a)
 		}
