@@ -469,7 +469,7 @@ func (p *Provider) CallTool(ctx context.Context, call *engine.Call) (any, error)
 	defer stop()
 	if p.opts.callTimeout > 0 {
 		var cancel context.CancelFunc
-		cctx, cancel = context.WithTimeoutCause(ctx, p.opts.callTimeout, errCallTimeout)
+		cctx, cancel = context.WithTimeoutCause(cctx, p.opts.callTimeout, errCallTimeout)
 		defer cancel()
 	}
 	cctx, capture := withCapture(cctx)
