@@ -850,15 +850,15 @@ func (c *cli) tools(ctx context.Context, args []string) int {
 		p = tb
 	}
 	if *addr != "" {
-		// Listen first, so that a port of 0 is shown as the one chosen.
-		l, err := net.Listen("tcp", *addr)
-		if err != nil {
-			return c.fail(&providerError{err}, nil)
-		}
-		srv := &http.Server{Handler: mcp.HTTPHandler(p)}
-		go func() { <-ctx.Done(); srv.Close() }()
-		fmt.Fprintf(c.stderr, "treelang: serving MCP over HTTP on %s\n", l.Addr())
-		if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		// Loopback only; the address is printed once listening, so a port
+		// of 0 shows the one chosen. Stopping cancels calls in flight.
+		err := mcp.ServeHTTP(ctx, p, *addr, func(a net.Addr) {
+			fmt.Fprintf(c.stderr, "treelang: serving MCP over HTTP on %s\n", a)
+		})
+		if err != nil && ctx.Err() == nil {
+			if errors.Is(err, engine.ValueError) {
+				return c.fail(&inputError{err}, nil)
+			}
 			return c.fail(&providerError{err}, nil)
 		}
 		return exitOK
