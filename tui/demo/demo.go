@@ -1,9 +1,3 @@
-// Package demo is the embedded demo of `treelang demo`: a checkout program
-// against a flaky toolbox, run four ways so that within a minute the
-// debugger shows a retried idempotent tool, a non-idempotent tool that is
-// not retried, a parallel branch failing while its siblings are cancelled,
-// the same program collecting BranchOutcomes, and a replay that drifts
-// from its recording.
 package demo
 
 import (
