@@ -163,6 +163,7 @@ type run struct {
 	// backoff goes through it.
 	sleepsAlways bool
 	sched        Scheduler // nil unless the clock replays a recording
+	realTime     bool      // the clock is the wall clock the tracer stamps with
 
 	memoMu sync.Mutex
 	memos  map[string]*memoEntry
@@ -179,6 +180,7 @@ func newRun(p ToolProvider, opts Options) *run {
 		r.clock = RealClock{}
 	}
 	_, r.sleepsAlways = r.clock.(NamedClock)
+	_, r.realTime = r.clock.(RealClock)
 	r.sched, _ = r.clock.(Scheduler)
 	if opts.Limits.MaxConcurrency > 0 {
 		r.sem = semaphore.NewWeighted(opts.Limits.MaxConcurrency)
@@ -665,7 +667,11 @@ func (r *run) traceAttemptStart(ctx context.Context, at *attempt, args map[strin
 func (r *run) traceAttemptEnd(ctx context.Context, at *attempt, out any, err error, cancelled, final bool) error {
 	ev := r.countedEvent()
 	ev.Kind, ev.Site, ev.Tool, ev.Requested = tracer.ToolAttemptEnd, at.site, at.name, at.attempts
-	ev.Branch, ev.Depth, ev.Duration = at.branch, at.depth, r.clock.Now().Sub(at.start)
+	now := r.clock.Now()
+	ev.Branch, ev.Depth, ev.Duration = at.branch, at.depth, now.Sub(at.start)
+	if r.realTime {
+		ev.Time = now // one clock read for the duration and the stamp
+	}
 	switch {
 	case cancelled:
 		ev.Error = &tracer.ErrorInfo{Type: "CancelledError", Message: context.Cause(ctx).Error()}

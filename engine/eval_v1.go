@@ -67,7 +67,11 @@ func (r *run) evalTraced(ctx context.Context, n Node, depth int, sc *scope) (any
 	ev := r.newEvent()
 	*ev = tracer.Event{Kind: tracer.NodeExit, Site: site, Node: n.Kind().String(), Branch: sc.branch, Depth: depth}
 	if _, leaf := n.(*Value); !leaf {
-		ev.Duration = r.clock.Now().Sub(start) // a leaf takes no time worth a clock read
+		now := r.clock.Now() // a leaf takes no time worth a clock read
+		ev.Duration = now.Sub(start)
+		if r.realTime {
+			ev.Time = now
+		}
 	}
 	if err != nil {
 		err = at(err, n.Path())

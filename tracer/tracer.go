@@ -47,7 +47,8 @@ func (t *Tracer) SetClock(now func() time.Time) {
 // SetGate installs the gate consulted after every event; nil removes it.
 func (t *Tracer) SetGate(g *Gate) { t.gate.Store(g) }
 
-// Emit records e: it assigns e.Seq (strictly increasing from 1) and e.Time,
+// Emit records e: it assigns e.Seq (strictly increasing from 1) and, unless
+// the emitter already read the clock for it, e.Time,
 // writes e to every sink, then, outside the lock that orders events, waits
 // at the gate if one is set. It returns context.Cause(ctx) if ctx is
 // cancelled while the run is paused at this event, and nil otherwise.
@@ -63,7 +64,9 @@ func (t *Tracer) Emit(ctx context.Context, e *Event) error {
 	t.mu.Lock()
 	t.seq++
 	e.Seq = t.seq
-	e.Time = t.now()
+	if e.Time.IsZero() {
+		e.Time = t.now()
+	}
 	for _, s := range t.sinks {
 		if err := s.Write(e); err != nil && t.err == nil {
 			t.err = err
