@@ -76,15 +76,23 @@ func afterFunc(c Clock, name string, d time.Duration, f func()) func() bool {
 	return c.AfterFunc(d, f)
 }
 
-// Scheduler is implemented by clocks that replay a recording. The engine
-// tells it when an evaluation goroutine starts and finishes, and when one
-// blocks outside the provider and the clock (waiting for siblings, for a
-// concurrency permit or for a memo key) and resumes. A replay then
-// releases the next recorded completion only when every goroutine of the
-// run is blocked, which makes a concurrent replay deterministic.
+// Scheduler is implemented by clocks that replay a recording. Under a
+// Scheduler exactly one evaluation goroutine runs at a time: the engine
+// starts goroutines through Go and waits on other goroutines through Await,
+// and the replay's provider and clock hand the turn on whenever a
+// goroutine waits for a recorded outcome. The order in which goroutines
+// get the turn is decided by the scheduler alone, which makes a replay of
+// a concurrent run repeat the same sequence of steps, event for event.
 type Scheduler interface {
+	// Started is called by the goroutine that calls Eval; it runs at once.
 	Started()
+	// Finished is called by that goroutine when Eval returns.
 	Finished()
-	Blocked()
-	Unblocked()
+	// Go runs f on a new goroutine once the scheduler gives it the turn;
+	// goroutines started in a row get it in that order.
+	Go(f func())
+	// Await gives up the turn until ready() holds. The scheduler calls
+	// ready only while no evaluation goroutine runs; ready may take a
+	// resource (a permit, a lock) when it returns true.
+	Await(ready func() bool)
 }

@@ -274,16 +274,24 @@ func at(err error, path string) error {
 	return err
 }
 
-func (r *run) blocked() {
-	if r.sched != nil {
-		r.sched.Blocked()
+// acquirePermit takes a max_concurrency permit, in FIFO order; under a
+// Scheduler the wait gives up the turn.
+func (r *run) acquirePermit(ctx context.Context) error {
+	if r.sched == nil {
+		return r.sem.Acquire(ctx, 1)
 	}
-}
-
-func (r *run) unblocked() {
-	if r.sched != nil {
-		r.sched.Unblocked()
+	acquired := false
+	r.sched.Await(func() bool {
+		if r.sem.TryAcquire(1) {
+			acquired = true
+			return true
+		}
+		return ctx.Err() != nil
+	})
+	if !acquired {
+		return ctx.Err()
 	}
+	return nil
 }
 
 // growStack makes a new branch goroutine grow its stack once, right at
@@ -378,10 +386,7 @@ func (r *run) siblings(ctx context.Context, sc *scope, n int, simple func(i int)
 	runOne := func(i int) {
 		isc := sc
 		if r.sem != nil {
-			r.blocked()
-			err := r.sem.Acquire(gctx, 1)
-			r.unblocked()
-			if err != nil {
+			if err := r.acquirePermit(gctx); err != nil {
 				fail(i, gctx.Err())
 				return
 			}
@@ -397,24 +402,29 @@ func (r *run) siblings(ctx context.Context, sc *scope, n int, simple func(i int)
 		}
 		out[i] = v
 	}
+	var pending atomic.Int64 // goroutines still running, under a Scheduler
 	last := -1
 	for i := 0; i < n; i++ {
 		if r.sem == nil && simple(i) {
 			continue
 		}
 		if last >= 0 {
-			wg.Add(1)
 			if r.sched != nil {
-				r.sched.Started()
+				pending.Add(1)
+				j := last
+				r.sched.Go(func() {
+					defer pending.Add(-1)
+					growStack(j)
+					runOne(j)
+				})
+			} else {
+				wg.Add(1)
+				go func(i int) {
+					defer wg.Done()
+					growStack(i)
+					runOne(i)
+				}(last)
 			}
-			go func(i int) {
-				defer wg.Done()
-				if r.sched != nil {
-					defer r.sched.Finished()
-				}
-				growStack(i)
-				runOne(i)
-			}(last)
 		}
 		last = i
 	}
@@ -435,9 +445,11 @@ func (r *run) siblings(ctx context.Context, sc *scope, n int, simple func(i int)
 	if last >= 0 {
 		runOne(last)
 	}
-	r.blocked()
-	wg.Wait()
-	r.unblocked()
+	if r.sched != nil {
+		r.sched.Await(func() bool { return pending.Load() == 0 })
+	} else {
+		wg.Wait()
+	}
 	if firstErr != nil {
 		if IsCancellation(firstErr) && ctx.Err() != nil {
 			return nil, ctx.Err()

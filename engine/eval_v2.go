@@ -273,17 +273,29 @@ func (m *machine) lockMemo(ctx context.Context, x *Memo) (*memoEntry, error) {
 			return nil, Errorf(ValueError, "Memo key '%s' is re-entered while it is being evaluated", x.Key)
 		}
 	}
-	select {
-	case e.lock <- struct{}{}:
-	default:
-		r.blocked()
+	locked := false
+	tryLock := func() bool {
 		select {
 		case e.lock <- struct{}{}:
-			r.unblocked()
-		case <-ctx.Done():
-			r.unblocked()
-			return nil, ctx.Err()
+			locked = true
+			return true
+		default:
+			return false
 		}
+	}
+	switch {
+	case tryLock():
+	case r.sched != nil:
+		r.sched.Await(func() bool { return tryLock() || ctx.Err() != nil })
+	default:
+		select {
+		case e.lock <- struct{}{}:
+			locked = true
+		case <-ctx.Done():
+		}
+	}
+	if !locked {
+		return nil, ctx.Err()
 	}
 	e.owner = m
 	m.held = append(m.held, e)

@@ -26,8 +26,6 @@ func (c *virtualClock) Sleep(ctx context.Context, d time.Duration) error {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.active--
-	defer func() { p.active++ }()
 	inst := site.Instance().String()
 	p.broadcast()
 	r, ok := p.timerRank[keyOf(site)]
@@ -57,6 +55,19 @@ func (c *virtualClock) NamedAfterFunc(name string, d time.Duration, f func()) fu
 	if name != engine.DeadlineTimer || p.deadline == 0 {
 		return func() bool { return true }
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.scheduled {
+		// The scheduler fires it when its turn comes (sched.go).
+		p.deadlineF = f
+		return func() bool {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			pending := p.deadlineF != nil
+			p.deadlineF = nil
+			return pending
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -78,21 +89,53 @@ func (c *virtualClock) NamedAfterFunc(name string, d time.Duration, f func()) fu
 	}
 }
 
-// Started is called by the engine when an evaluation goroutine starts.
-func (c *virtualClock) Started() { c.p.adjust(+1) }
-
-// Finished is called by the engine when an evaluation goroutine ends.
-func (c *virtualClock) Finished() { c.p.adjust(-1) }
-
-// Blocked is called by the engine when a goroutine waits on another.
-func (c *virtualClock) Blocked() { c.p.adjust(-1) }
-
-// Unblocked is called by the engine when a waiting goroutine resumes.
-func (c *virtualClock) Unblocked() { c.p.adjust(+1) }
-
-func (p *ToolReplay) adjust(d int) {
+// Started is called by the goroutine that calls Eval: it holds the turn.
+func (c *virtualClock) Started() {
+	p := c.p
 	p.mu.Lock()
-	p.active += d
-	p.broadcast()
+	p.scheduled, p.running = true, true
 	p.mu.Unlock()
+}
+
+// Finished is called when Eval returns: the turn is free.
+func (c *virtualClock) Finished() {
+	p := c.p
+	p.mu.Lock()
+	p.running = false
+	p.schedule()
+	p.mu.Unlock()
+}
+
+// Go starts f on a goroutine that runs when its turn comes, after the
+// goroutines started before it.
+func (c *virtualClock) Go(f func()) {
+	p := c.p
+	ch := make(chan struct{})
+	p.mu.Lock()
+	p.runq = append(p.runq, ch)
+	p.mu.Unlock()
+	go func() {
+		<-ch
+		f()
+		p.mu.Lock()
+		p.running = false
+		p.schedule()
+		p.mu.Unlock()
+	}()
+}
+
+// Await gives up the turn until ready holds.
+func (c *virtualClock) Await(ready func() bool) {
+	p := c.p
+	p.mu.Lock()
+	if ready() {
+		p.mu.Unlock()
+		return
+	}
+	a := &await{ready: ready, ch: make(chan struct{})}
+	p.awaits = append(p.awaits, a)
+	p.running = false
+	p.schedule()
+	p.mu.Unlock()
+	<-a.ch
 }

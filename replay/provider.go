@@ -59,11 +59,16 @@ type ToolReplay struct {
 	startPos   []int           // entry -> position in start order
 	arrived    []bool          // by start position
 	startsDone int             // leading start positions that arrived
-	// active counts the engine goroutines that are running (not blocked in
-	// this replay or on each other), as the engine reports them through
-	// the Scheduler of Clock(). A completion is released only when it is 0.
-	active    int
-	anyCancel bool
+	anyCancel  bool
+
+	// The turn (see sched.go): under the Scheduler of Clock(), one engine
+	// goroutine runs at a time and the replay decides who runs next.
+	scheduled bool
+	running   bool
+	runq      []chan struct{}
+	awaits    []*await
+	blocked   []*waiter
+	deadlineF func() // the engine's deadline, waiting for its recorded turn
 
 	cursor int // order mode
 
@@ -293,8 +298,6 @@ func (p *ToolReplay) wait(ctx context.Context, d time.Duration) (cancelled bool)
 func (p *ToolReplay) CallTool(ctx context.Context, call *engine.Call) (any, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.active-- // this goroutine now waits here
-	defer func() { p.active++ }()
 	p.broadcast() // an arrival is progress
 	if p.siteMode {
 		return p.callBySite(ctx, call)
@@ -433,11 +436,25 @@ func (p *ToolReplay) arrive(i int) {
 // ready reports whether rank r's turn has come: every earlier completion
 // happened and every attempt that started before it started here.
 func (p *ToolReplay) ready(r int) bool {
-	return p.next >= r && p.startsDone >= p.needStarts[r] && p.active <= 0
+	return p.next >= r && p.startsDone >= p.needStarts[r]
 }
 
 // waitTurn blocks until rank r may be released; the caller holds mu.
 func (p *ToolReplay) waitTurn(ctx context.Context, r int) error {
+	if p.scheduled {
+		if p.nextAnyway(ctx, r) {
+			return nil
+		}
+		w := p.block(&waiter{kind: waitRank, rank: r, ctx: ctx})
+		switch {
+		case w.cancelled:
+			p.finish(r) // the engine cancelled a call the recording completed
+			return ctx.Err()
+		case w.stalled:
+			return p.stall(ctx, r)
+		}
+		return nil
+	}
 	for {
 		if p.ready(r) {
 			return nil
@@ -458,6 +475,15 @@ func (p *ToolReplay) waitTurn(ctx context.Context, r int) error {
 
 // waitCancel blocks until ctx is cancelled, reporting a stall as mismatch.
 func (p *ToolReplay) waitCancel(ctx context.Context, onStall func() *MismatchError) error {
+	if p.scheduled {
+		if w := p.block(&waiter{kind: waitCancelled, ctx: ctx}); w.cancelled {
+			return ctx.Err()
+		}
+		m := onStall()
+		p.record(m)
+		p.emitMismatch(ctx, m)
+		return m
+	}
 	for {
 		progress := p.progress
 		now := time.Now()
@@ -465,7 +491,7 @@ func (p *ToolReplay) waitCancel(ctx context.Context, onStall func() *MismatchErr
 			p.broadcast()
 			return ctx.Err()
 		}
-		if p.progress == progress && p.active <= 0 && time.Since(now) >= p.opts.Stall && !p.paused() {
+		if p.progress == progress && time.Since(now) >= p.opts.Stall && !p.paused() {
 			m := onStall()
 			p.record(m)
 			return m
@@ -719,6 +745,19 @@ func (p *ToolReplay) callInOrder(ctx context.Context, call *engine.Call) (any, e
 	// siblings) to consume theirs.
 	p.consumed[j] = true
 	start := p.cursor
+	if p.scheduled && p.cursor < j {
+		w := p.block(&waiter{kind: waitOrder, entry: j, ctx: ctx})
+		if w.cancelled {
+			return nil, ctx.Err()
+		}
+		if w.stalled {
+			p.skipConsumed()
+			e := &p.fx.Calls[p.cursor]
+			return p.mismatch(ctx, call, &MismatchError{Drift: DriftReordered, Entry: p.cursor + 1, Expected: e, Actual: actualOf(call),
+				Message: fmt.Sprintf("Tool replay entry %d did not match call '%s'", p.cursor+1, call.Tool),
+				Detail:  fmt.Sprintf("the call matches the later entry %d; entry %d (%s) never came", j+1, p.cursor+1, e.Name)}, -1)
+		}
+	}
 	for p.cursor < j {
 		progress := p.progress
 		t0 := time.Now()

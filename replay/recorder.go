@@ -104,7 +104,11 @@ func (r *Recorder) Clock(inner engine.Clock) engine.Clock {
 	if inner == nil {
 		inner = engine.RealClock{}
 	}
-	return &recordingClock{r: r, inner: inner}
+	rc := &recordingClock{r: r, inner: inner}
+	if s, ok := inner.(engine.Scheduler); ok {
+		return &schedRecordingClock{recordingClock: rc, sched: s}
+	}
+	return rc
 }
 
 type recordingClock struct {
@@ -151,26 +155,25 @@ func (c *recordingClock) NamedAfterFunc(name string, d time.Duration, f func()) 
 	})
 }
 
-// The scheduling reports go through to a replaying clock underneath (a
-// replay being re-recorded), which needs them to stay deterministic.
-
-// Started forwards to the inner clock's Scheduler, if any.
-func (c *recordingClock) Started() { c.sched(func(s engine.Scheduler) { s.Started() }) }
-
-// Finished forwards to the inner clock's Scheduler, if any.
-func (c *recordingClock) Finished() { c.sched(func(s engine.Scheduler) { s.Finished() }) }
-
-// Blocked forwards to the inner clock's Scheduler, if any.
-func (c *recordingClock) Blocked() { c.sched(func(s engine.Scheduler) { s.Blocked() }) }
-
-// Unblocked forwards to the inner clock's Scheduler, if any.
-func (c *recordingClock) Unblocked() { c.sched(func(s engine.Scheduler) { s.Unblocked() }) }
-
-func (c *recordingClock) sched(f func(engine.Scheduler)) {
-	if s, ok := c.inner.(engine.Scheduler); ok {
-		f(s)
-	}
+// schedRecordingClock is a recording clock over a replaying one (a replay
+// being re-recorded): the engine's scheduling goes through to it, which
+// keeps the replay deterministic.
+type schedRecordingClock struct {
+	*recordingClock
+	sched engine.Scheduler
 }
+
+// Started forwards to the replaying clock.
+func (c *schedRecordingClock) Started() { c.sched.Started() }
+
+// Finished forwards to the replaying clock.
+func (c *schedRecordingClock) Finished() { c.sched.Finished() }
+
+// Go forwards to the replaying clock.
+func (c *schedRecordingClock) Go(f func()) { c.sched.Go(f) }
+
+// Await forwards to the replaying clock.
+func (c *schedRecordingClock) Await(ready func() bool) { c.sched.Await(ready) }
 
 // RecordModel wraps a model transport so its requests and responses go
 // into the fixture's model_calls.

@@ -211,7 +211,25 @@ func TestRecorderKeepsEveryAttempt(t *testing.T) {
 	}
 }
 
-// A failed fail-fast run with retries replays identically, many times.
+// globalSequence is a run's whole event sequence, time fields aside.
+func globalSequence(events []*tracer.Event) string {
+	var b strings.Builder
+	for _, e := range events {
+		fmt.Fprintf(&b, "%d %s %s %s", e.Seq, e.Kind, e.Site, e.Tool)
+		if e.Error != nil {
+			b.WriteString(" " + e.Error.Type)
+		}
+		if e.Outcome != nil {
+			fmt.Fprintf(&b, " outcome=%v", e.Outcome.Success)
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// A failed fail-fast run with retries replays identically, many times:
+// the same error, the same events per branch as the recording, and the
+// same whole event sequence every time.
 func TestReplayFailFastIsDeterministic(t *testing.T) {
 	f, _, recErr, recSeq := record(t, failFastPolicy())
 	prog, _ := loadProgram(t, "testdata/failfast.json")
@@ -219,6 +237,7 @@ func TestReplayFailFastIsDeterministic(t *testing.T) {
 	if testing.Short() {
 		runs = 50
 	}
+	var firstSeq string
 	for i := 0; i < runs; i++ {
 		rp, err := replay.NewToolReplay(f, replay.Options{})
 		if err != nil {
@@ -239,6 +258,12 @@ func TestReplayFailFastIsDeterministic(t *testing.T) {
 			if strings.Join(got[b], "\n") != strings.Join(want, "\n") {
 				t.Fatalf("replay %d: branch %d events differ\n got: %q\nwant: %q", i, b, got[b], want)
 			}
+		}
+		seq := globalSequence(mem.Events())
+		if i == 0 {
+			firstSeq = seq
+		} else if seq != firstSeq {
+			t.Fatalf("replay %d: the event sequence differs from the first replay's\n got:\n%s\nwant:\n%s", i, seq, firstSeq)
 		}
 	}
 }
@@ -261,9 +286,16 @@ func TestReplayCollectOutcomes(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := rec.Fixture(src)
+	var firstSeq string
 	for i := 0; i < 20; i++ {
 		rp, _ := replay.NewToolReplay(f, replay.Options{})
-		got, err := engine.Eval(context.Background(), prog, rp, engine.Options{Policy: pol, Clock: rp.Clock()})
+		mem := tracer.NewMemory()
+		got, err := engine.Eval(context.Background(), prog, rp, engine.Options{Policy: pol, Clock: rp.Clock(), Tracer: tracer.New(mem)})
+		if seq := globalSequence(mem.Events()); i == 0 {
+			firstSeq = seq
+		} else if seq != firstSeq {
+			t.Fatalf("replay %d: the event sequence differs", i)
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
