@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -74,44 +73,6 @@ func (v *jval) value() any {
 		out[k] = v.vals[i].value()
 	}
 	return out
-}
-
-// canonical writes v as compact JSON keeping key order and number text:
-// Python's json.dumps of the parsed model, where 1 and 1.0 differ and key
-// order matters.
-func (v *jval) canonical(b *strings.Builder) {
-	switch v.kind {
-	case 'z':
-		b.WriteString("null")
-	case 'b':
-		b.WriteString(strconv.FormatBool(v.b))
-	case 'n':
-		b.WriteString(v.s)
-	case 's':
-		data, _ := json.Marshal(v.s)
-		b.Write(data)
-	case 'a':
-		b.WriteByte('[')
-		for i, e := range v.arr {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			e.canonical(b)
-		}
-		b.WriteByte(']')
-	case 'o':
-		b.WriteByte('{')
-		for i, k := range v.keys {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			data, _ := json.Marshal(k)
-			b.Write(data)
-			b.WriteByte(':')
-			v.vals[i].canonical(b)
-		}
-		b.WriteByte('}')
-	}
 }
 
 // decodeTree decodes one JSON document into a jval tree in a single pass

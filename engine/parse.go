@@ -625,7 +625,12 @@ func canonicalValue(b *strings.Builder, v *jval) {
 			canonicalValue(b, v.vals[i])
 		}
 		b.WriteByte('}')
+	case 'b':
+		b.WriteString(strconv.FormatBool(v.b))
+	case 's':
+		data, _ := json.Marshal(v.s)
+		b.Write(data)
 	default:
-		v.canonical(b)
+		b.WriteString("null")
 	}
 }
