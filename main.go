@@ -576,7 +576,6 @@ func (c *cli) execute(ctx context.Context, args []string, replayCmd bool) int {
 	fs := newFlags(name, c.stderr)
 	f := addRunFlags(fs)
 	var fixture string
-	var question string
 	if replayCmd {
 		fs.StringVar(&fixture, "fixture", "", "the fixture `FILE` to replay")
 	}
@@ -600,7 +599,6 @@ func (c *cli) execute(ctx context.Context, args []string, replayCmd bool) int {
 	if len(pos) != 1 {
 		return c.fail(inputf("%s needs exactly one PROGRAM (a file, or - for standard input)", name), nil)
 	}
-	_ = question
 	prog, source, err := c.loadProgram(pos[0])
 	if err != nil {
 		return c.fail(err, nil)
