@@ -462,13 +462,18 @@ func (r *run) siblings(ctx context.Context, sc *scope, n int, simple func(i int)
 // body runs a program's body items as sibling operations under the policy.
 func (r *run) body(ctx context.Context, prog *Program, sc *scope, root bool, op func(ctx context.Context, sc *scope, i int) (any, error)) (any, error) {
 	simple := func(i int) bool { return isSimple(prog.Body[i]) }
+	var scopes []scope // one allocation for every branch's scope
+	if root {
+		scopes = make([]scope, len(prog.Body))
+	}
 	branchScope := func(sc *scope, i int) *scope {
 		if !root {
 			return sc
 		}
-		cp := *sc
-		cp.branch = i
-		return &cp
+		s := &scopes[i] // each branch writes only its own
+		*s = *sc
+		s.branch = i
+		return s
 	}
 	if r.collect {
 		if prog.Mode != "parallel" {
