@@ -6,11 +6,15 @@ import (
 )
 
 // Memory is a sink that keeps every event in memory. It is safe for
-// concurrent use.
+// concurrent use. Events are kept in fixed-size chunks, so a long run never
+// copies what it already holds.
 type Memory struct {
 	mu     sync.Mutex
-	events []*Event
+	chunks [][]*Event
+	n      int
 }
+
+const memoryChunk = 4096
 
 // NewMemory returns an empty memory sink.
 func NewMemory() *Memory { return &Memory{} }
@@ -18,7 +22,12 @@ func NewMemory() *Memory { return &Memory{} }
 // Write appends e.
 func (m *Memory) Write(e *Event) error {
 	m.mu.Lock()
-	m.events = append(m.events, e)
+	if m.n%memoryChunk == 0 {
+		m.chunks = append(m.chunks, make([]*Event, 0, memoryChunk))
+	}
+	last := len(m.chunks) - 1
+	m.chunks[last] = append(m.chunks[last], e)
+	m.n++
 	m.mu.Unlock()
 	return nil
 }
@@ -28,8 +37,10 @@ func (m *Memory) Write(e *Event) error {
 func (m *Memory) Events() []*Event {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make([]*Event, len(m.events))
-	copy(out, m.events)
+	out := make([]*Event, 0, m.n)
+	for _, c := range m.chunks {
+		out = append(out, c...)
+	}
 	return out
 }
 
@@ -37,7 +48,7 @@ func (m *Memory) Events() []*Event {
 func (m *Memory) Len() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return len(m.events)
+	return m.n
 }
 
 // Flush does nothing.
