@@ -646,7 +646,7 @@ type counted struct {
 // Events on the traced hot path come from slabs: one allocation per
 // slabSize events instead of one each. Sinks may keep the events; a slab
 // stays alive while any of its events does.
-const slabSize = 128
+const slabSize = 64
 
 func (r *run) newEvent() *tracer.Event {
 	r.slabMu.Lock()
