@@ -184,29 +184,32 @@ const (
 
 // Event is one step of a run. Which fields are set depends on Kind; the
 // zero value of a field means "not applicable" except where noted.
+//
+// The fields that hold pointers come first and the plain numbers last:
+// the garbage collector scans an object only up to its last pointer, and
+// a debugger keeps millions of events.
 type Event struct {
-	Seq  uint64    // assigned by the Tracer, strictly increasing from 1
-	Time time.Time // assigned by the Tracer from its clock
-	Kind Kind
-	Site Site   // the step's site; Site.Attempt is the attempt number
-	Node string // node type for node events: "function", "map", "tool_call", ...
-	Tool string // tool name for tool and backoff events
+	Time time.Time // assigned by the Tracer from its clock (or by the emitter)
+	Node string    // node type for node events: "function", "map", "tool_call", ...
+	Tool string    // tool name for tool and backoff events
 
 	Arguments any        // tool arguments (attempt start) or model request
 	Output    any        // node, attempt or run value; meaningful when HasOutput
-	HasOutput bool       // Output is set (a null output is still an output)
 	Error     *ErrorInfo // the failure, if the step failed
-
-	DelayMS float64 // backoff delay in milliseconds
-	Branch  int     // body branch index, or -1 when the event belongs to none
-	Outcome *Outcome
-	Reason  string // why a step was cancelled (Reason* constants) or retrying stopped
-	Cause   string // the site that caused a cancellation, if known
-
-	Depth     int       // structural depth of the node
+	Outcome   *Outcome
+	Reason    string    // why a step was cancelled (Reason* constants) or retrying stopped
+	Cause     string    // the site that caused a cancellation, if known
 	Counters  *Counters // budget counters, on attempt, limit and run events
 	Message   string    // free text, such as a replay mismatch report
 	Data      map[string]any
+	Site      Site // the step's site; Site.Attempt is the attempt number
+
+	Seq       uint64 // assigned by the Tracer, strictly increasing from 1
+	Kind      Kind
+	HasOutput bool          // Output is set (a null output is still an output)
+	DelayMS   float64       // backoff delay in milliseconds
+	Branch    int           // body branch index, or -1 when the event belongs to none
+	Depth     int           // structural depth of the node
 	Duration  time.Duration // how long the step took, on *.end and node.exit
 	Requested int           // max attempts the policy allows for this call
 }
