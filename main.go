@@ -72,6 +72,7 @@ const usage = `treelang: run and debug Treelang programs
   treelang ask "QUESTION" [flags]                generate, then execute
   treelang redact FIXTURE [--rules FILE] [-o OUT] [--check]
   treelang tools serve [--tools FILE] [--http ADDR]
+  treelang tools list [--tools FILE | --mcp-stdio "CMD ARGS" | --mcp-http URL]   parameters and MCP hints
 
 PROGRAM may be - for standard input. Tools: --tools FILE | --mcp-stdio "CMD ARGS" | --mcp-http URL.
 Policy: --policy FILE, --max-nodes --max-depth --max-call-depth --max-tool-calls --max-concurrency --timeout.
@@ -827,11 +828,62 @@ func (c *cli) redact(args []string) int {
 	return exitOK
 }
 
-// ---- tools serve ----
+// ---- tools list and serve ----
+
+// listTools prints the tools a provider offers: parameters in binding
+// order, description, and MCP annotations (hints, never trusted unless
+// --trust-idempotent-hints), with the provider's warnings.
+func (c *cli) listTools(ctx context.Context, args []string) int {
+	fs := newFlags("tools list", c.stderr)
+	f := addRunFlags(fs)
+	if _, err := parse(fs, args); err != nil {
+		return exitInput
+	}
+	c.json = f.output == "json"
+	pol := engine.Policy{}
+	p, closeFn, err := f.provider(ctx, c, &pol)
+	if err != nil {
+		return c.fail(err, nil)
+	}
+	defer closeFn()
+	defs, err := p.ListTools(ctx)
+	if err != nil {
+		return c.fail(&providerError{err}, nil)
+	}
+	if c.json {
+		c.writeJSON(defs)
+		return exitOK
+	}
+	for _, d := range defs {
+		fmt.Fprintf(c.stdout, "%s(%s)", d.Name, strings.Join(d.PropertyNames(), ", "))
+		if a := d.Annotations; a != nil {
+			var hints []string
+			for _, h := range []struct {
+				name string
+				v    *bool
+			}{{"read-only", a.ReadOnly}, {"destructive", a.Destructive}, {"idempotent", a.Idempotent}, {"open-world", a.OpenWorld}} {
+				if h.v != nil && *h.v {
+					hints = append(hints, h.name)
+				}
+			}
+			if len(hints) > 0 {
+				fmt.Fprintf(c.stdout, "  [%s]", strings.Join(hints, ", "))
+			}
+		}
+		if d.Description != "" {
+			fmt.Fprintf(c.stdout, "  %s", d.Description)
+		}
+		fmt.Fprintln(c.stdout)
+	}
+	return exitOK
+}
 
 func (c *cli) tools(ctx context.Context, args []string) int {
+	if len(args) > 0 && args[0] == "list" {
+		return c.listTools(ctx, args[1:])
+	}
 	if len(args) == 0 || args[0] != "serve" {
-		return c.fail(inputf("usage: treelang tools serve [--tools FILE] [--http ADDR]"), nil)
+		return c.fail(inputf("usage: treelang tools serve [--tools FILE] [--http ADDR] | treelang tools list [tool flags]"), nil)
 	}
 	fs := newFlags("tools serve", c.stderr)
 	file := fs.String("tools", "", "toolbox `FILE` to serve (default: the builtin tools)")
