@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/treelang/treelang/tracer"
 )
@@ -57,17 +58,22 @@ func (r *run) eval(ctx context.Context, n Node, depth int, sc *scope) (any, erro
 
 func (r *run) evalTraced(ctx context.Context, n Node, depth int, sc *scope) (any, error) {
 	site := tracer.Site{Path: n.Path(), Iter: sc.iter}
-	enter := r.newEvent()
-	*enter = tracer.Event{Kind: tracer.NodeEnter, Site: site, Node: n.Kind().String(), Branch: sc.branch, Depth: depth}
-	if err := r.tr.Emit(ctx, enter); err != nil {
-		return nil, err
+	_, leaf := n.(*Value)
+	var start time.Time
+	if !leaf {
+		// A leaf is evaluated in no time: its node.exit alone reports it.
+		enter := r.newEvent()
+		*enter = tracer.Event{Kind: tracer.NodeEnter, Site: site, Node: n.Kind().String(), Branch: sc.branch, Depth: depth}
+		if err := r.tr.Emit(ctx, enter); err != nil {
+			return nil, err
+		}
+		start = enter.Time // stamped by the tracer; read only
 	}
-	start := enter.Time // stamped by the tracer; read only
 	v, err := r.evalNode(ctx, n, depth, sc)
 	ev := r.newEvent()
 	*ev = tracer.Event{Kind: tracer.NodeExit, Site: site, Node: n.Kind().String(), Branch: sc.branch, Depth: depth}
-	if _, leaf := n.(*Value); !leaf {
-		now := r.clock.Now() // a leaf takes no time worth a clock read
+	if !leaf {
+		now := r.clock.Now()
 		ev.Duration = now.Sub(start)
 		if r.realTime {
 			ev.Time = now

@@ -138,8 +138,10 @@ func (m *machine) step(ctx context.Context, t task) error {
 			return err
 		}
 		if r.tr != nil {
-			if err := r.tr.Emit(ctx, &tracer.Event{Kind: tracer.NodeEnter, Site: m.site(t.n, visit), Node: t.n.Kind().String(), Branch: m.branch, Depth: int(t.depth)}); err != nil {
-				return err
+			if !isLeaf(t.n) { // a leaf's node.exit alone reports it
+				if err := r.tr.Emit(ctx, &tracer.Event{Kind: tracer.NodeEnter, Site: m.site(t.n, visit), Node: t.n.Kind().String(), Branch: m.branch, Depth: int(t.depth)}); err != nil {
+					return err
+				}
 			}
 			m.tasks = append(m.tasks, task{op: opExit, n: t.n, depth: t.depth, visit: visit})
 		}
@@ -230,6 +232,16 @@ func (m *machine) step(ctx context.Context, t task) error {
 		}
 	}
 	return nil
+}
+
+// isLeaf reports whether n is evaluated in no time (a literal or a
+// variable): tracing reports it with a node.exit only.
+func isLeaf(n Node) bool {
+	switch n.(type) {
+	case *Literal, *Variable:
+		return true
+	}
+	return false
 }
 
 // site identifies a node instance in this branch: the path plus

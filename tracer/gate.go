@@ -110,7 +110,9 @@ func (bp Breakpoint) Matches(e *Event) bool {
 	case BreakTool:
 		return e.Kind == ToolAttemptStart
 	case BreakNode:
-		if e.Kind != NodeEnter {
+		// Nodes stop at their node.enter; leaves (values, literals,
+		// variables), which have none, at their node.exit.
+		if e.Kind != NodeEnter && (e.Kind != NodeExit || !IsLeafNode(e.Node)) {
 			return false
 		}
 		if strings.HasSuffix(bp.Path, "/") {
@@ -418,4 +420,14 @@ func (g *Gate) abandon(w *waiter) {
 		g.promote()
 	}
 	g.updateArmed()
+}
+
+// IsLeafNode reports whether a node type is a leaf that the engine reports
+// with a node.exit event only (it takes no time to evaluate).
+func IsLeafNode(node string) bool {
+	switch node {
+	case "value", "literal", "variable":
+		return true
+	}
+	return false
 }
