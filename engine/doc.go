@@ -11,5 +11,7 @@
 // body items) on several goroutines. Every goroutine it starts has ended
 // when Eval returns, so no tool call is running or starts afterwards.
 // Events go to the optional tracer; with none attached, tracing costs a
-// nil check per step.
+// nil check per step. Every node is reported: node.enter and node.exit
+// around it, except leaves (values, literals, variables), which take no
+// time and are reported by their node.exit alone.
 package engine
