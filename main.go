@@ -768,7 +768,9 @@ func outlineFromEvents(events []*tracer.Event) []tui.OutlineNode {
 	seen := map[string]bool{}
 	var out []tui.OutlineNode
 	for _, e := range events {
-		if e.Kind != tracer.NodeEnter || seen[e.Site.Path] {
+		// Leaves have a node.exit only.
+		node := e.Kind == tracer.NodeEnter || (e.Kind == tracer.NodeExit && tracer.IsLeafNode(e.Node))
+		if !node || seen[e.Site.Path] {
 			continue
 		}
 		seen[e.Site.Path] = true
@@ -1182,7 +1184,7 @@ func (c *cli) debugSpec(ctx context.Context, f *runFlags, prog *engine.Program, 
 		mode = "replay"
 	}
 	var current atomic.Pointer[session] // set by the run, read by the debugger's accept
-	spec := tui.RunSpec{Name: name, Mode: mode, Outline: outline(prog), Policy: engine.Summary(pol, engine.Limits{})}
+	spec := tui.RunSpec{Name: name, Mode: mode, Outline: tui.ProgramOutline(prog), Policy: engine.Summary(pol, engine.Limits{})}
 	spec.Run = func(ctx context.Context, t *tracer.Tracer) (any, error) {
 		s, err := f.prepare(ctx, c, prog, source, t)
 		if err != nil {
@@ -1223,14 +1225,6 @@ func (c *cli) debugSpec(ctx context.Context, f *runFlags, prog *engine.Program, 
 		}
 	}
 	return spec, func() {}, nil
-}
-
-func outline(prog *engine.Program) []tui.OutlineNode {
-	var out []tui.OutlineNode
-	for _, n := range engine.Outline(prog) {
-		out = append(out, tui.OutlineNode{Path: n.Path, Type: n.Type, Label: n.Label, Depth: n.Depth})
-	}
-	return out
 }
 
 func (c *cli) debugAsk(ctx context.Context, f *runFlags, planner *model.Planner, question string, defs []*engine.ToolDefinition, live engine.ToolProvider, rec *replay.Recorder) int {

@@ -264,15 +264,7 @@ func errorInfo(err error) *tracer.ErrorInfo {
 }
 
 // at attaches the node path to a Treelang error that has none.
-func at(err error, path string) error {
-	var e *Error
-	if errors.As(err, &e) && e.Path == "" && e == err {
-		c := *e
-		c.Path = path
-		return &c
-	}
-	return err
-}
+func at(err error, path string) error { return atSite(err, path, "") }
 
 // acquirePermit takes a max_concurrency permit, in FIFO order; under a
 // Scheduler the wait gives up the turn.

@@ -138,7 +138,7 @@ func Runs() []tui.RunSpec {
 		}
 		var current atomic.Pointer[replay.ToolReplay] // set by the run, read by the debugger
 		var recorder atomic.Pointer[replay.Recorder]
-		spec := tui.RunSpec{Name: s.Name, Mode: mode, Outline: Outline(s.Program), Policy: engine.Summary(s.Policy, s.Limits)}
+		spec := tui.RunSpec{Name: s.Name, Mode: mode, Outline: tui.ProgramOutline(s.Program), Policy: engine.Summary(s.Policy, s.Limits)}
 		spec.Run = func(ctx context.Context, t *tracer.Tracer) (any, error) {
 			provider, opts, rp, err := s.prepare(t, true)
 			if err != nil {
@@ -167,15 +167,6 @@ func Runs() []tui.RunSpec {
 			}
 		}
 		out = append(out, spec)
-	}
-	return out
-}
-
-// Outline converts a program outline for the debugger's tree.
-func Outline(p *engine.Program) []tui.OutlineNode {
-	var out []tui.OutlineNode
-	for _, n := range engine.Outline(p) {
-		out = append(out, tui.OutlineNode{Path: n.Path, Type: n.Type, Label: n.Label, Depth: n.Depth})
 	}
 	return out
 }
