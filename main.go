@@ -1160,11 +1160,10 @@ func (c *cli) debug(ctx context.Context, args []string) int {
 	if err != nil {
 		return c.fail(err, nil)
 	}
-	spec, cleanup, err := c.debugSpec(ctx, f, prog, source, pos[0])
+	spec, err := c.debugSpec(ctx, f, prog, source, pos[0])
 	if err != nil {
 		return c.fail(err, nil)
 	}
-	defer cleanup()
 	if err := tui.Run(ctx, tui.Options{Runs: []tui.RunSpec{spec}, KeyMapFile: *keys, StartPaused: *paused}, c.stdin, c.stdout); err != nil {
 		return c.fail(err, nil)
 	}
@@ -1174,10 +1173,10 @@ func (c *cli) debug(ctx context.Context, args []string) int {
 // debugSpec builds the debugger's run: each start prepares a fresh
 // provider (a fresh replay cursor, a fresh recorder) and writes the trace
 // and the recording when the run ends.
-func (c *cli) debugSpec(ctx context.Context, f *runFlags, prog *engine.Program, source []byte, name string) (tui.RunSpec, func(), error) {
+func (c *cli) debugSpec(ctx context.Context, f *runFlags, prog *engine.Program, source []byte, name string) (tui.RunSpec, error) {
 	pol, _, err := f.policyAndLimits(c)
 	if err != nil {
-		return tui.RunSpec{}, nil, err
+		return tui.RunSpec{}, err
 	}
 	mode := "live"
 	if f.replayFixture != "" {
@@ -1206,7 +1205,7 @@ func (c *cli) debugSpec(ctx context.Context, f *runFlags, prog *engine.Program, 
 	}
 	rules, err := f.redactionRules()
 	if err != nil {
-		return tui.RunSpec{}, nil, err
+		return tui.RunSpec{}, err
 	}
 	spec.Saver = tui.FixtureSaver(func() *fixtures.Fixture {
 		if s := current.Load(); s != nil && s.recorder != nil {
@@ -1224,7 +1223,7 @@ func (c *cli) debugSpec(ctx context.Context, f *runFlags, prog *engine.Program, 
 			return nil
 		}
 	}
-	return spec, func() {}, nil
+	return spec, nil
 }
 
 func (c *cli) debugAsk(ctx context.Context, f *runFlags, planner *model.Planner, question string, defs []*engine.ToolDefinition, live engine.ToolProvider, rec *replay.Recorder) int {
